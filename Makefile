@@ -1,0 +1,48 @@
+# mmtune: kernel hook patches, the mmtune.ko module, tools and tests.
+#
+#   make kernel    patched 6.1 test kernel (cached, see scripts/kernel-build.sh)
+#   make modules   mmtune.ko and the test modules against that kernel
+#   make run       the main job: boot the kernel with mmtune in qemu, show it
+#   make check     every test suite (unit, static, VM), one summary line
+#   make unit | style | vm-check   one suite
+#
+# On a fresh Debian 12 machine use scripts/dev.sh, which installs the build
+# dependencies first (see README.md).
+
+KDIR ?= $(CURDIR)/build/kernel
+export KDIR
+
+all: modules
+
+setup:
+	scripts/setup-host.sh
+
+# Always asks the cache; a hit costs a second.
+kernel:
+	scripts/kernel-build.sh
+
+modules: kernel
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/module modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod modules
+
+run: modules
+	tests/vm/run.sh --demo
+
+check: modules
+	tests/run-all.sh
+
+unit:
+	$(MAKE) -C tests/unit check
+
+style: kernel
+	scripts/check-style-docs.sh
+
+vm-check: modules
+	tests/vm/run.sh
+
+clean:
+	rm -rf build/unit build/vm build/vm-failed-* build/test-logs
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
+
+.PHONY: all setup kernel modules run check unit style vm-check clean

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared declarations of the mmtune module: the feature table and the
+ * /sys/kernel/mm/mmtune/ root.
+ */
+#ifndef _MMTUNE_H
+#define _MMTUNE_H
+
+#include <linux/kobject.h>
+#include <linux/mmtune_hooks.h>
+
+/*
+ * One entry per kernel feature group. A feature file of this module fills in
+ * its entry; entries left without init are reported as "unavailable".
+ */
+struct mmtune_feature_impl {
+	/* Set up knobs under @parent; called once at load, feature off. */
+	int (*init)(struct kobject *parent);
+	/* Undo init; called at unload after the feature's hooks are off. */
+	void (*exit)(void);
+};
+
+extern struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES];
+extern const struct mmtune_ops mmtune_ops;
+
+bool mmtune_feature_is_on(enum mmtune_feature feature);
+int mmtune_feature_switch(enum mmtune_feature feature, bool on);
+
+int mmtune_sysfs_init(void);
+void mmtune_sysfs_exit(void);
+extern struct kobject *mmtune_kobj;
+
+#endif /* _MMTUNE_H */

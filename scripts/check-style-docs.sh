@@ -1,0 +1,40 @@
+#!/bin/bash
+# Static checks as TAP: checkpatch.pl (kernel style) on the module, the test
+# modules and the kernel patches; get_abi.pl (ABI document format) on
+# sysfs-docs/. Both tools come from the kernel tree we build against; their
+# warnings count as failures.
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+kdir=${KDIR:-$repo/build/kernel}
+cd "$repo"
+
+checks=()
+for f in module/*.[ch] tests/kmod/*.c; do checks+=("checkpatch $f"); done
+for p in kernel-patches/6.1/*.patch; do checks+=("checkpatch $p"); done
+checks+=("get_abi validate sysfs-docs" "get_abi rest sysfs-docs")
+
+echo "TAP version 13"
+echo "1..${#checks[@]}"
+n=0 rc=0
+for c in "${checks[@]}"; do
+	n=$((n + 1))
+	set -- $c
+	case "$1" in
+	checkpatch)
+		flags=(--no-tree --terse --show-types)
+		case "$2" in *.patch) ;; *) flags+=(-f) ;; esac
+		out=$(perl "$kdir/scripts/checkpatch.pl" "${flags[@]}" "$2" 2>&1 |
+			grep -E '(ERROR|WARNING|CHECK):') ;;
+	get_abi)
+		out=$(perl "$kdir/scripts/get_abi.pl" --dir "$3" "$2" 2>&1 >/dev/null) ;;
+	esac
+	if [ -z "$out" ]; then
+		echo "ok $n $c"
+	else
+		echo "not ok $n $c"
+		echo "$out" | sed 's/^/# /'
+		rc=1
+	fi
+done
+exit $rc

@@ -1,0 +1,32 @@
+#!/bin/bash
+# Install what building and testing mmtune needs on a Debian 12 host.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+
+pkgs=(
+	# kernel source and kernel build
+	linux-source-6.1 build-essential make gcc libc6-dev bc bison flex libssl-dev libelf-dev
+	dwarves cpio kmod xz-utils zstd lz4 ccache quilt rsync python3
+	# VM runner and guest userspace
+	qemu-system-x86 busybox-static util-linux procps e2fsprogs
+	# unit tests
+	libcmocka-dev pkg-config
+	# style and ABI doc checks (checkpatch, get_abi.pl)
+	perl python3-ply
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "setup-host: missing packages: ${missing[*]}; run as root or install them" >&2
+	exit 1
+fi
+echo "setup-host: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

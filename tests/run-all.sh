@@ -1,0 +1,46 @@
+#!/bin/bash
+# Run every test suite, print each result, and end with one summary line.
+# Suites: unit (userspace, cmocka), static (checkpatch, ABI docs), vm (boots
+# the patched kernel under qemu and runs the guest tests). Expects the
+# kernel and modules built (the top-level "make check" does that).
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+log=$repo/build/test-logs
+mkdir -p "$log"
+
+passed=0 failed=0 skipped=0
+start=$(date +%s)
+
+run_suite() {
+	local name=$1; shift
+	local rc ok notok skip
+	echo "=== $name: $*"
+	"$@" 2>&1 | tee "$log/$name.log"
+	rc=${PIPESTATUS[0]}
+	skip=$(grep -Ec '^(vm: )?ok .*# SKIP' "$log/$name.log")
+	ok=$(grep -Ec '^(vm: )?ok ' "$log/$name.log")
+	notok=$(grep -Ec '^(vm: )?not ok ' "$log/$name.log")
+	ok=$((ok - skip))
+	# A suite that failed without naming a failed test (build error, kernel
+	# warning, timeout) still counts as one failure.
+	if [ "$rc" -ne 0 ] && [ "$notok" -eq 0 ]; then
+		echo "not ok $name: suite exited $rc"
+		notok=1
+	fi
+	[ "$rc" -eq 0 ] && [ $((ok + notok + skip)) -eq 0 ] && {
+		echo "not ok $name: suite ran no test"
+		notok=1
+	}
+	passed=$((passed + ok)) failed=$((failed + notok)) skipped=$((skipped + skip))
+	echo "=== $name: exit $rc, $ok passed, $notok failed, $skip skipped"
+}
+
+run_suite unit make -s -C tests/unit check
+run_suite static scripts/check-style-docs.sh
+run_suite vm tests/vm/run.sh
+
+echo "=== all suites in $(( $(date +%s) - start ))s"
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,63 @@
+# Helpers sourced by the guest tests (/tests/*.sh).
+MMTUNE_KO=/mmtune/mmtune.ko
+PROBE_KO=/mmtune/mmtune_probe.ko
+MMTUNE_SYSFS=/sys/kernel/mm/mmtune
+HOOKS_STATE=/sys/kernel/debug/mmtune_hooks
+FEATURES="swap_slots thp_swap split_zero zswap_large pcp_high"
+
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit 4; }
+info() { echo "$*"; }
+
+# assert_eq ACTUAL EXPECTED WHAT
+assert_eq() {
+	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
+	info "ok: $3 = '$2'"
+}
+
+vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+
+# hooks_state KEY: a line of /sys/kernel/debug/mmtune_hooks
+hooks_state() { awk -v k="$1" '$1 == k { print $2 }' "$HOOKS_STATE"; }
+
+assert_hooks_idle() {
+	assert_eq "$(hooks_state registered)" "-" "hook core registrant"
+	for f in $FEATURES; do
+		assert_eq "$(hooks_state "$f")" off "static key $f"
+	done
+	[ ! -e "$MMTUNE_SYSFS" ] || fail "$MMTUNE_SYSFS exists with no module loaded"
+}
+
+load_mmtune() { insmod "$MMTUNE_KO" "$@" || fail "insmod mmtune.ko"; }
+unload_mmtune() { rmmod mmtune || fail "rmmod mmtune"; }
+
+# insmod_error KO [ARGS]: a load expected to fail; prints the kernel's error
+# name (EBUSY, EINVAL...). One finit_module() call, so one refusal logged.
+insmod_error() {
+	if out=$(modload "$@" 2>&1); then
+		fail "loading $* succeeded, expected a refusal"
+	fi
+	echo "$out"
+}
+
+swapoff_all() { swapoff -a 2>/dev/null; for d in /dev/zram0 /dev/vda; do swapoff "$d" 2>/dev/null; done; true; }
+
+# The virtio disk is rotational to qemu; 6.1 only allocates whole THP swap
+# clusters on non-rotational devices, so say it is an SSD.
+swapon_disk() {
+	swapoff_all
+	echo 0 >/sys/block/vda/queue/rotational
+	mkswap /dev/vda >/dev/null || fail "mkswap /dev/vda"
+	swapon /dev/vda || fail "swapon /dev/vda"
+}
+
+swapon_zram() {
+	swapoff_all
+	size=${1:-1G}
+	echo 1 >/sys/block/zram0/reset
+	echo "$size" >/sys/block/zram0/disksize || fail "zram disksize"
+	mkswap /dev/zram0 >/dev/null || fail "mkswap /dev/zram0"
+	swapon /dev/zram0 || fail "swapon /dev/zram0"
+}
+
+thp_always() { echo always >/sys/kernel/mm/transparent_hugepage/enabled; }

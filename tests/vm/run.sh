@@ -1,0 +1,143 @@
+#!/bin/bash
+# Boot the cached test kernel under qemu (TCG) with a busybox initramfs that
+# carries mmtune.ko, the test modules and programs, and the guest tests.
+# Results come back as TAP on a second serial port; the kernel console goes
+# to a log that is scanned for warnings, BUGs and lockdep reports.
+#
+#   tests/vm/run.sh [--demo] [--tests GLOB] [--verbose]
+#
+# Environment:
+#   KDIR                 kernel tree (default: build/kernel)
+#   MMTUNE_VM_TIMEOUT    seconds before the run is killed (default 1500)
+#   MMTUNE_VM_MEM        guest memory (default 2G)
+#   MMTUNE_VM_ACCEL      tcg (default) or kvm; kvm crawls and dies on these
+#                        machines, so it is opt-in only
+#
+# Exit status: 0 when every test passed and the console is clean.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+kdir=${KDIR:-$repo/build/kernel}
+out=$repo/build/vm
+timeout_s=${MMTUNE_VM_TIMEOUT:-1500}
+mem=${MMTUNE_VM_MEM:-2G}
+accel=${MMTUNE_VM_ACCEL:-tcg}
+mode=test
+tests='*'
+verbose=0
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--demo) mode=demo; verbose=1 ;;
+	--tests) tests=$2; shift ;;
+	--verbose) verbose=1 ;;
+	*) echo "usage: $0 [--demo] [--tests GLOB] [--verbose]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+die() { echo "vm: error: $*" >&2; exit 1; }
+
+bzimage=$kdir/arch/x86/boot/bzImage
+[ -f "$bzimage" ] || die "no kernel at $bzimage (make kernel)"
+for ko in "$repo/module/mmtune.ko" "$repo/tests/kmod/mmtune_probe.ko"; do
+	[ -f "$ko" ] || die "missing $ko (make modules)"
+done
+
+case "$accel" in
+tcg) accel_opt="-accel tcg,thread=multi" ;;
+kvm) accel_opt="-accel kvm -cpu host" ;;
+*) die "MMTUNE_VM_ACCEL must be tcg or kvm" ;;
+esac
+
+rm -rf "$out"
+mkdir -p "$out/root"
+
+# --- initramfs -------------------------------------------------------------
+root=$out/root
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,mmtune,tests,sysfs-docs}
+cp /bin/busybox "$root/bin/busybox"
+for prog in "$repo"/tests/vm/progs/*.c; do
+	name=$(basename "$prog" .c)
+	gcc -O2 -Wall -Wextra -Werror -static -o "$root/bin/$name" "$prog" ||
+		die "cannot build $prog"
+done
+cp "$repo/module/mmtune.ko" "$repo/tests/kmod/mmtune_probe.ko" "$root/mmtune/"
+# busybox modinfo needs modules.dep; the host's modinfo tells the guest tests.
+modinfo -F version "$repo/module/mmtune.ko" >"$root/mmtune/mmtune.version"
+cp "$repo"/tests/vm/guest/* "$root/"
+cp "$repo"/tests/vm/tests/*.sh "$root/tests/"
+cp "$repo"/sysfs-docs/* "$root/sysfs-docs/"
+chmod 0755 "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs.cpio.gz"
+
+# A sparse swap disk: becomes /dev/vda in the guest.
+truncate -s 4G "$out/swap.img"
+
+# --- boot ------------------------------------------------------------------
+: >"$out/results.tap"
+: >"$out/console.log"
+echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, tests '$tests', timeout ${timeout_s}s)"
+start=$(date +%s)
+timeout --foreground "$timeout_s" qemu-system-x86_64 $accel_opt \
+	-smp 2 -m "$mem" -nodefaults -no-reboot -display none \
+	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" \
+	-append "console=ttyS0,115200 panic=-1 oops=panic rdinit=/init mmtune.mode=$mode mmtune.tests=$tests" \
+	-serial "file:$out/console.log" -serial "file:$out/results.tap" \
+	-drive "file=$out/swap.img,if=virtio,format=raw,cache=unsafe,discard=unmap" \
+	>"$out/qemu.log" 2>&1 &
+qemu_pid=$!
+
+# Stream results while the guest runs.
+tail -n +1 -s 0.5 -f --pid=$qemu_pid "$out/results.tap" | tr -d '\r' | while IFS= read -r line; do
+	case "$line" in
+	ok*|"not ok"*) echo "vm: $line" ;;
+	*) [ $verbose -eq 1 ] && echo "$line" ;;
+	esac
+done &
+tail_pid=$!
+qemu_rc=0
+wait $qemu_pid || qemu_rc=$?
+wait $tail_pid || true
+secs=$(( $(date +%s) - start ))
+sed -i 's/\r$//' "$out/results.tap" "$out/console.log"
+
+# --- verdict ---------------------------------------------------------------
+fail=0
+problems=()
+[ $qemu_rc -eq 124 ] && problems+=("timeout after ${timeout_s}s")
+[ $qemu_rc -ne 0 ] && [ $qemu_rc -ne 124 ] && problems+=("qemu exited with $qemu_rc: $(tail -n 3 "$out/qemu.log")")
+
+planned=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$out/results.tap" | head -n 1)
+passed=$(grep -c '^ok ' "$out/results.tap" || true)
+failed=$(grep -c '^not ok ' "$out/results.tap" || true)
+[ -n "$planned" ] || problems+=("the guest never started its tests")
+if [ -n "$planned" ] && [ $((passed + failed)) -ne "$planned" ]; then
+	problems+=("the guest reported $((passed + failed)) of $planned results")
+fi
+[ "$failed" -gt 0 ] && problems+=("$failed test(s) failed")
+grep -q '^# guest: done' "$out/results.tap" || problems+=("the guest did not finish cleanly")
+
+# Kernel reports that fail a run even when every test passed.
+report_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|KASAN|UBSAN|Call Trace:'
+if grep -Eq "$report_re" "$out/console.log"; then
+	first=$(grep -En "$report_re" "$out/console.log" | head -n 1)
+	during=$(head -n "${first%%:*}" "$out/console.log" | grep -o 'mmtune-test: begin .*' | tail -n 1 || true)
+	problems+=("kernel report on the console (${during:-before the tests}): ${first#*:}")
+fi
+
+echo "vm: $passed passed, $failed failed of ${planned:-?} in ${secs}s (boot to first test: $(sed -n 's/^# guest: booted in \(.*\)/\1/p' "$out/results.tap"))"
+if [ ${#problems[@]} -gt 0 ]; then
+	fail=1
+	keep=$repo/build/vm-failed-$(date +%Y%m%d-%H%M%S)
+	cp -r "$out" "$keep"
+	rm -f "$keep/swap.img" "$keep/initramfs.cpio.gz"
+	rm -rf "$keep/root"
+	for p in "${problems[@]}"; do echo "vm: FAIL: $p"; done
+	# Show the output of failed tests, then the end of the console.
+	awk '/^# --- begin /{buf=""; keep=1} keep{buf=buf $0 "\n"} /^not ok /{printf "%s", buf} /^ok /{buf=""}' \
+		"$out/results.tap" | tail -n 80
+	echo "vm: console (last 40 lines; full log kept in $keep/console.log):"
+	tail -n 40 "$out/console.log"
+fi
+exit $fail
