@@ -20,7 +20,7 @@ cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 series_dir=$repo/kernel-patches/6.1
 fragment=$repo/kernel-patches/configs/test-vm.config
 src_pkg=linux-source-6.1
-keep_trees=3
+keep_trees=${MMTUNE_KEEP_TREES:-6}
 print_kdir=0
 [ "${1:-}" = "--kdir" ] && print_kdir=1
 
