@@ -57,6 +57,16 @@ mkdir -p "$out/root"
 root=$out/root
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,mmtune,tests,sysfs-docs}
 cp /bin/busybox "$root/bin/busybox"
+# Host programs the guest tests use, with the shared libraries they load.
+host_progs=(lz4 zstd)
+for prog in "${host_progs[@]}"; do
+	path=$(command -v "$prog") || die "$prog is not installed on the host (scripts/setup-host.sh)"
+	install -D "$path" "$root/usr/bin/$prog"
+	ldd "$path" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+		while read -r lib; do
+			[ -e "$root$lib" ] || install -D "$lib" "$root$lib"
+		done
+done
 for prog in "$repo"/tests/vm/progs/*.c; do
 	name=$(basename "$prog" .c)
 	gcc -O2 -Wall -Wextra -Werror -static -o "$root/bin/$name" "$prog" ||
