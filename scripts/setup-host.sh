@@ -13,6 +13,8 @@ pkgs=(
 	libcmocka-dev pkg-config
 	# style and ABI doc checks (checkpatch, get_abi.pl)
 	perl python3-ply
+	# packaging: .deb/.rpm builds, lint, Debian 12 roots (packaging/, tests/packaging/)
+	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl
 )
 
 missing=()

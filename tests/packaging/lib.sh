@@ -3,9 +3,10 @@
 # TAP output: ok/not ok with a running number; failures do not stop a run.
 tap_n=0
 tap_failed=0
+tap_skipped=0
 ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n $*"; }
 not_ok() { tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n $*"; }
-skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n $1 # SKIP $2"; }
+skip() { tap_n=$((tap_n + 1)); tap_skipped=$((tap_skipped + 1)); echo "ok $tap_n $1 # SKIP $2"; }
 # check NAME CMD...: one test from a command's exit status; its output is
 # shown as TAP comments.
 check() {

@@ -38,5 +38,6 @@ else
 	[ $mode = full ] && full_checks
 fi
 echo "1..$tap_n"
-echo "# packaging ($mode): $tap_n tests, $tap_failed failed, $(( $(date +%s) - start ))s"
+echo "# packaging ($mode) in $(( $(date +%s) - start ))s"
+echo "packaging: $((tap_n - tap_failed - tap_skipped)) passed, $tap_failed failed, $tap_skipped skipped"
 [ $tap_failed -eq 0 ]
