@@ -4,7 +4,9 @@ Live files hold what a stock 6.1 kernel shows (THP files with brackets,
 zswap booleans as Y/N), so that parsing of real formats is exercised.
 """
 
+import errno
 import os
+import re
 import shutil
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -92,5 +94,26 @@ def snapshot(root):
         for d, _, files in os.walk(os.path.join(root, top)):
             for f in files:
                 p = os.path.join(d, f)
-                out[os.path.relpath(p, root)] = open(p).read()
+                with open(p) as fh:
+                    # The kernel ignores a trailing newline; so do we.
+                    out[os.path.relpath(p, root)] = fh.read().strip()
     return out
+
+
+def kernel_write(self, rel, value):
+    """Context.write_raw against the fake tree, behaving like the kernel for
+    "a [b] c" selector files: the chosen word gets the brackets, an unknown
+    word is refused with EINVAL and changes nothing."""
+    path = self.path(rel)
+    with open(path) as f:
+        old = f.read().strip()
+    if re.search(r"\[[^\]]*\]", old):
+        words = old.replace("[", "").replace("]", "").split()
+        if value not in words:
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+        value = " ".join("[%s]" % w if w == value else w for w in words)
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
