@@ -97,6 +97,10 @@ if [[ " ${want[*]} " == *" rpm "* ]]; then
 	if [ "$(rpm --eval '%{?systemd_post:yes}')" != yes ]; then
 		rpmopts+=(--load "$repo/packaging/rpm/macros.systemd-fallback" --nodeps)
 	fi
+	# Debian's /bin/sh is dash, and rpm's brp-compress uses bash's "read -d":
+	# run it with bash, as it runs on Fedora, so man pages get compressed.
+	[ "$(readlink -f /bin/sh)" = /usr/bin/dash ] &&
+		rpmopts+=(--define "__brp_compress bash $(rpm --eval '%__brp_compress')")
 	if ! rpmbuild -bb "${rpmopts[@]}" "$repo/packaging/rpm/mmtune.spec" \
 		>"$repo/build/packaging/rpm.log" 2>&1; then
 		tail -n 30 "$repo/build/packaging/rpm.log" >&2

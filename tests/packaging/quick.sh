@@ -32,9 +32,9 @@ quick_checks() {
 		dkms_files_exact "$ver" "$rpm_dkms"
 	check "dkms.conf: version filled in, BUILD_EXCLUSIVE_CONFIG and AUTOINSTALL set (deb and rpm)" \
 		dkms_conf_ok "$ver" "$deb_dkms" "$rpm_dkms"
-	check "mmtune.deb: CLI, private Python package, units, modules-load.d entry; no litter" \
+	check "mmtune.deb: CLI and its man page, private Python package, units, modules-load.d entry; no litter" \
 		tools_files_ok "$deb_tools" /lib/systemd/system
-	check "mmtune.rpm: CLI, private Python package, units, modules-load.d entry; no litter" \
+	check "mmtune.rpm: CLI and its man page, private Python package, units, modules-load.d entry; no litter" \
 		tools_files_ok "$rpm_tools" /usr/lib/systemd/system
 	check "mmtune.deb: every file under /etc is a conffile, and nothing else" \
 		deb_conffiles_ok "$deb_tools"
@@ -162,7 +162,7 @@ dkms_conf_ok() {
 tools_files_ok() {
 	local list unitdir=$2 bad=0 p
 	list=$(pkg_files "$1")
-	for p in /usr/sbin/mmtunectl "$unitdir/mmtune.service" /usr/lib/modules-load.d/mmtune.conf; do
+	for p in /usr/sbin/mmtunectl /usr/share/man/man8/mmtunectl.8.gz "$unitdir/mmtune.service" /usr/lib/modules-load.d/mmtune.conf; do
 		grep -qx "$p" "$list" || { echo "missing: $p"; bad=1; }
 	done
 	grep -q '^/usr/lib/mmtune/python/.*\.py$' "$list" || { echo "missing: Python package under /usr/lib/mmtune/python"; bad=1; }
