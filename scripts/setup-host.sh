@@ -14,7 +14,7 @@ pkgs=(
 	# style and ABI doc checks (checkpatch, get_abi.pl)
 	perl python3-ply
 	# packaging: .deb/.rpm builds, lint, Debian 12 roots (packaging/, tests/packaging/)
-	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl
+	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl linux-config-6.1
 )
 
 missing=()

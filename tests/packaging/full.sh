@@ -34,6 +34,9 @@ full_checks() {
 	check "kernel .rpms: kernel, kernel-devel, kernel-headers for $rel; kernel-devel is a module build tree" \
 		kernel_rpms_ok "$kp" "$rel"
 
+	timed "operator recipe: Debian's linux-config-6.1 + the series, distro-config.sh gives CONFIG_MMTUNE_HOOKS=y, release 6.1.*-mmtune" \
+		distro_config_ok
+
 	# --- Debian 12 root -----------------------------------------------------
 	if ! base=$(tests/packaging/rootfs.sh 2>"$pk_logs/rootfs.log"); then
 		not_ok "Debian 12 root (mmdebstrap)"; note "$(tail -n 20 "$pk_logs/rootfs.log")"
@@ -46,6 +49,22 @@ full_checks() {
 	dkms_root_checks "$base" "$kp" "$rel" "$ver" "$stock"
 	rpm_root_checks "$base" "$kp" "$rel" "$ver"
 	e2e_checks "$base" "$kp" "$rel" "$ver"
+}
+
+# The documented recipe (packaging/README.md) up to the build itself.
+distro_config_ok() {
+	local cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} pristine tree=$pk_work/distro-tree out
+	pristine=$cache/pristine/linux-source-6.1_$(dpkg-query -W -f='${Version}' linux-source-6.1)
+	[ -f "$pristine/.complete" ] || { echo "no pristine tree at $pristine"; return 1; }
+	[ -f /usr/src/linux-config-6.1/config.amd64_none_amd64.xz ] || { echo "linux-config-6.1 is not installed"; return 1; }
+	rm -rf "$tree"
+	cp -a "$pristine" "$tree"
+	(cd "$tree" && QUILT_PATCHES="$repo/kernel-patches/6.1" QUILT_PC=.pc quilt --quiltrc=- push -a --fuzz=0 -q) || return 1
+	xzcat /usr/src/linux-config-6.1/config.amd64_none_amd64.xz >"$tree/.config"
+	out=$(cd "$tree" && "$repo/packaging/kernel/distro-config.sh" .config) || { echo "$out"; return 1; }
+	echo "$out"
+	rm -rf "$tree"
+	grep -qE 'release 6\.1\.[0-9]+-mmtune$' <<<"$out"
 }
 
 kernel_debs_ok() {
