@@ -4,7 +4,7 @@
 #   make modules   mmtune.ko and the test modules against that kernel
 #   make run       the main job: boot the kernel with mmtune in qemu, show it
 #   make check     every test suite (unit, static, VM), one summary line
-#   make unit | style | vm-check   one suite
+#   make unit | style | userspace | vm-check   one suite
 #   make packages          mmtune and mmtune-dkms .deb and .rpm (build/packaging/out)
 #   make kernel-packages   the patched kernel as .deb and .rpm (cached)
 #   make check-packaging   the whole packaging suite: kernel packages, DKMS in
@@ -38,6 +38,9 @@ check: modules
 unit:
 	$(MAKE) -C tests/unit check
 
+userspace:
+	tests/userspace/run.sh
+
 style: kernel
 	scripts/check-style-docs.sh
 
@@ -58,4 +61,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel modules run check unit style vm-check clean packages kernel-packages check-packaging
+.PHONY: all setup kernel modules run check unit style userspace vm-check clean packages kernel-packages check-packaging

@@ -9,9 +9,9 @@ import json
 import os
 import sys
 
-from . import VERSION, engine, recommend, tuned
+from . import VERSION, engine, recommend, schema, tuned
 from .context import Context
-from .profile import ConfigError, Loader
+from .profile import ConfigError, Loader, describe
 from .recommend import Selection
 
 EXIT_OK, EXIT_DRIFT, EXIT_ERROR, EXIT_NOT_ROOT = 0, 1, 2, 4
@@ -58,6 +58,13 @@ def cmd_list(ctx, args):
         except ConfigError as e:
             summary = "(broken: %s)" % e.errors[0]
         say("%s %-20s %-8s %s" % (mark, name, layer, summary))
+    return EXIT_OK
+
+
+def cmd_knobs(ctx, args):
+    """The schema: every key a profile may set, with its file and values."""
+    for k in schema.KNOBS:
+        say("%-40s %-50s %s" % (k.name, ctx.show(k.path), describe(k)))
     return EXIT_OK
 
 
@@ -185,6 +192,7 @@ def parser():
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
     sub.add_parser("list", help="list profiles (* = active)")
+    sub.add_parser("knobs", help="every knob a profile may set: section.key, file, values")
     s = sub.add_parser("show", help="show a resolved profile and where each value comes from")
     s.add_argument("profile")
     s = sub.add_parser("recommend", help="the profile apply --auto picks, and why")
@@ -200,7 +208,7 @@ def parser():
     return p
 
 
-COMMANDS = {"list": cmd_list, "show": cmd_show, "recommend": cmd_recommend,
+COMMANDS = {"list": cmd_list, "knobs": cmd_knobs, "show": cmd_show, "recommend": cmd_recommend,
             "apply": cmd_apply, "verify": cmd_verify, "status": cmd_status,
             "rollback": cmd_rollback}
 
@@ -219,6 +227,8 @@ def main(argv=None, vendor="usr/lib/mmtune", **ctx_args):
     except engine.StateError as e:
         say("error: %s" % e, err=True)
         return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_OK
     except PermissionError as e:
         say("error: %s: %s (are you root?)" % (e.filename, e.strerror), err=True)
         return EXIT_NOT_ROOT

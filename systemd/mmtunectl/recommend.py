@@ -90,8 +90,8 @@ class Facts(object):
         return int(m.group(1)) * 1024 if m else None
 
     def describe(self):
-        return {"virt": self.get("virt"), "chassis": self.get("chassis"),
-                "cpus": self.get("cpus"), "mem": self.get("mem")}
+        facts = dict((k, self.get(k)) for k in ("virt", "chassis", "cpus", "mem"))
+        return dict((k, "unknown" if v is None else v) for k, v in facts.items())
 
 
 def _range(text):

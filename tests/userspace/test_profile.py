@@ -176,3 +176,9 @@ def test_shipped_profiles_are_valid(root, name):
         assert s.optional == s.knob.name.startswith("mmtune."), s.knob.name
     with open(os.path.join(fakeroot.SYSTEMD, "profiles", name + ".conf")) as f:
         assert f.readline().startswith("# %s: " % name), "first line: name and rationale"
+
+
+def test_knobs_lists_the_schema(run):
+    rc, out, err = run("knobs")
+    assert rc == 0
+    golden("knobs.txt", out)
