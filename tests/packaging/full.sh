@@ -242,6 +242,17 @@ ko_in_vm() {
 }
 
 # --- RPMs in a scratch root ------------------------------------------------
+# rpm_root ROOT ARGS...: the host's rpm on ROOT; scriptlets run chrooted
+# there, with /proc and /dev mounted for DKMS.
+rpm_root() {
+	local r
+	r=$(realpath "$1"); shift
+	unshare --mount --propagation private -- /bin/sh -c '
+		r=$1; shift
+		mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" &&
+		exec rpm --root "$r" "$@"' sh "$r" "$@"
+}
+
 rpm_root_checks() {
 	local base=$1 kp=$2 rel=$3 ver=$4 r=$pk_work/rpm-root out rc=0 rv st
 	rv=${rel//-/_}
@@ -251,10 +262,7 @@ rpm_root_checks() {
 		build/packaging/out/rpm/mmtune-dkms-"$ver"-1.noarch.rpm build/packaging/out/rpm/mmtune-"$ver"-1.noarch.rpm)
 	# --nodeps: the scratch root's rpm database is empty (Debian's dpkg owns
 	# dkms, systemd, python3). Scriptlets run chrooted, with /proc and /dev.
-	out=$(unshare --mount --propagation private -- /bin/sh -c '
-		r=$1; shift
-		mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" &&
-		rpm --root "$(realpath "$r")" -ivh --nodeps "$@"' sh "$r" "${pkgs[@]}" 2>&1) || rc=$?
+	out=$(rpm_root "$r" -ivh --nodeps "${pkgs[@]}" 2>&1) || rc=$?
 	echo "$out" >"$pk_logs/rpm-root.log"
 	note "rpm -ivh --root output, scriptlets included:"
 	note "$out"
@@ -279,7 +287,8 @@ rpm_root_checks() {
 	else
 		not_ok "RPM scriptlets: %systemd_post enabled mmtune.service (is-enabled: $(in_root "$r" systemctl is-enabled mmtune.service 2>&1))"
 	fi
-	out=$(rpm --root "$(realpath "$r")" -e --nodeps mmtune-dkms 2>&1); rc=$?
+	rc=0
+	out=$(rpm_root "$r" -e --nodeps mmtune-dkms 2>&1) || rc=$?
 	note "$out"
 	if [ $rc -eq 0 ] && [ ! -e "$r/lib/modules/$rel/updates/dkms/mmtune.ko" ] && [ ! -e "$r/var/lib/dkms/mmtune/$ver" ]; then
 		ok "RPM scriptlets: erasing mmtune-dkms removes the module from DKMS and /lib/modules"
