@@ -79,7 +79,7 @@ kernel_debs_ok() {
 	[ -x "$tmp/usr/src/linux-headers-$rel/scripts/sign-file" ] || { echo "headers lack scripts/sign-file"; rc=1; }
 	[ "$(readlink "$tmp/lib/modules/$rel/build")" = "/usr/src/linux-headers-$rel" ] || { echo "no /lib/modules/$rel/build link"; rc=1; }
 	rm -rf "$tmp"
-	dpkg-deb -c "$img" | grep -q "\./boot/vmlinuz-$rel\$" || { echo "image lacks /boot/vmlinuz-$rel"; rc=1; }
+	grep -q "\./boot/vmlinuz-$rel\$" <<<"$(dpkg-deb -c "$img")" || { echo "image lacks /boot/vmlinuz-$rel"; rc=1; }
 	return $rc
 }
 
@@ -114,7 +114,9 @@ make_mok() {
 # --- DKMS in a Debian 12 root, in the order the issue names: mmtune-dkms,
 # then the patched kernel's image, then its headers. -----------------------
 dkms_root_checks() {
-	local base=$1 kp=$2 rel=$3 ver=$4 stock=$5 r=$pk_work/dkms-root out rc
+	local base=$1 kp=$2 rel=$3 ver=$4 stock=$5 r=$pk_work/dkms-root out rc img hdr
+	img=$(ls "$kp"/deb/linux-image-"$rel"_*.deb | grep -v -- -dbg_)
+	hdr=$(ls "$kp"/deb/linux-headers-"$rel"_*.deb)
 	copy_root "$base" "$r"
 	mkdir -p "$r/var/tmp/pkgs"
 	cp build/packaging/out/deb/mmtune-dkms_"$ver"_all.deb "$kp"/deb/linux-image-"$rel"_*.deb \
@@ -125,6 +127,7 @@ dkms_root_checks() {
 	# 1. mmtune-dkms on a system with only Debian's stock kernel headers.
 	rc=0
 	out=$(in_root "$r" apt-get install -y /var/tmp/pkgs/mmtune-dkms_"$ver"_all.deb 2>&1) || rc=$?
+	out=${out//$'\r'/}
 	echo "$out" >"$pk_logs/dkms-1-mmtune-dkms.log"
 	note "$out"
 	if [ $rc -eq 0 ] && grep -q 'BUILD_EXCLUSIVE directive which does not match' <<<"$out" &&
@@ -147,7 +150,8 @@ dkms_root_checks() {
 
 	# 2. The patched kernel's image, before its headers.
 	rc=0
-	out=$(in_root "$r" apt-get install -y /var/tmp/pkgs/linux-image-"$rel"_*.deb 2>&1) || rc=$?
+	out=$(in_root "$r" apt-get install -y "/var/tmp/pkgs/$(basename "$img")" 2>&1) || rc=$?
+	out=${out//$'\r'/}
 	echo "$out" >"$pk_logs/dkms-2-linux-image.log"
 	note "$(grep -iE 'dkms|header' <<<"$out")"
 	if [ $rc -eq 0 ] && [ ! -e "$r/lib/modules/$rel/updates/dkms/mmtune.ko" ]; then
@@ -159,7 +163,8 @@ dkms_root_checks() {
 	# 3. The headers arrive: mmtune-dkms's /usr/src trigger builds the module.
 	local t0=$SECONDS
 	rc=0
-	out=$(in_root "$r" apt-get install -y /var/tmp/pkgs/linux-headers-"$rel"_*.deb 2>&1) || rc=$?
+	out=$(in_root "$r" apt-get install -y "/var/tmp/pkgs/$(basename "$hdr")" 2>&1) || rc=$?
+	out=${out//$'\r'/}
 	echo "$out" >"$pk_logs/dkms-3-linux-headers.log"
 	note "$out"
 	note "took $((SECONDS - t0))s"
@@ -307,6 +312,7 @@ e2e_checks() {
 	rm -f "$r"/var/tmp/pkgs/*-dbg_*.deb
 	t0=$SECONDS
 	out=$(in_root "$r" sh -c 'apt-get install -y /var/tmp/pkgs/*.deb' 2>&1) || rc=$?
+	out=${out//$'\r'/}
 	echo "$out" >"$pk_logs/e2e-apt.log"
 	note "$out"
 	note "took $((SECONDS - t0))s"
