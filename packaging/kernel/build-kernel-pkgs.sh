@@ -120,6 +120,10 @@ prepare_tree() {
 }
 
 export CCACHE_DIR=$cache/ccache CCACHE_MAXSIZE=5G
+# ccache hashes the locale; rpmbuild sets LANG=C for %build. The same
+# locale for both builds lets rpm-pkg's compiles hit bindeb-pkg's.
+export LANG=C
+unset LC_ALL LC_CTYPE LC_MESSAGES
 export KBUILD_BUILD_TIMESTAMP="mmtune packaged kernel" KBUILD_BUILD_USER=mmtune KBUILD_BUILD_HOST=packaging
 export DEBEMAIL="mmtune packaging <mmtune@localhost>" KDEB_CHANGELOG_DIST=bookworm
 jobs=$(nproc)
