@@ -180,7 +180,7 @@ def cmd_status(ctx, args):
 def cmd_rollback(ctx, args):
     if not need_root(ctx, "rollback"):
         return EXIT_NOT_ROOT
-    return engine.rollback(ctx, say)
+    return engine.rollback(ctx, tuned.owned(ctx), say)
 
 
 def parser():
