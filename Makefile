@@ -4,7 +4,7 @@
 #   make modules   mmtune.ko and the test modules against that kernel
 #   make run       the main job: boot the kernel with mmtune in qemu, show it
 #   make check     every test suite (unit, static, VM), one summary line
-#   make unit | style | vm-check   one suite
+#   make unit | style | userspace | vm-check   one suite
 #
 # On a fresh Debian 12 machine use scripts/dev.sh, which installs the build
 # dependencies first (see README.md).
@@ -34,6 +34,9 @@ check: modules
 unit:
 	$(MAKE) -C tests/unit check
 
+userspace:
+	tests/userspace/run.sh
+
 style: kernel
 	scripts/check-style-docs.sh
 
@@ -45,4 +48,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel modules run check unit style vm-check clean
+.PHONY: all setup kernel modules run check unit style userspace vm-check clean

@@ -13,6 +13,8 @@ pkgs=(
 	libcmocka-dev pkg-config
 	# style and ABI doc checks (checkpatch, get_abi.pl)
 	perl python3-ply
+	# mmtunectl tests: pytest, venvs for vermin and ansible-core, systemd-analyze
+	python3-pytest python3-venv systemd
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Run every test suite, print each result, and end with one summary line.
-# Suites: unit (userspace, cmocka), static (checkpatch, ABI docs), vm (boots
+# Suites: unit (userspace, cmocka), static (checkpatch, ABI docs), userspace
+# (mmtunectl: pytest, vermin, systemd-analyze, ansible), vm (boots
 # the patched kernel under qemu and runs the guest tests). Expects the
 # kernel and modules built (the top-level "make check" does that).
 set -uo pipefail
@@ -39,6 +40,7 @@ run_suite() {
 
 run_suite unit make -s -C tests/unit check
 run_suite static scripts/check-style-docs.sh
+run_suite userspace tests/userspace/run.sh
 run_suite vm tests/vm/run.sh
 
 echo "=== all suites in $(( $(date +%s) - start ))s"

@@ -68,15 +68,55 @@ root=$out/root
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,mmtune,tests,bench,sysfs-docs}
 cp /bin/busybox "$root/bin/busybox"
 # Host programs the guest tests use, with the shared libraries they load.
-host_progs=(lz4 zstd)
+# python3 by absolute path: Debian's, not a pyenv shim that may be first on PATH.
+host_progs=(lz4 zstd /usr/bin/python3)
 for prog in "${host_progs[@]}"; do
 	path=$(command -v "$prog") || die "$prog is not installed on the host (scripts/setup-host.sh)"
-	install -D "$path" "$root/usr/bin/$prog"
+	install -D "$path" "$root/usr/bin/$(basename "$prog")"
 	ldd "$path" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
 		while read -r lib; do
 			[ -e "$root$lib" ] || install -D "$lib" "$root$lib"
 		done
 done
+# mmtunectl (tests 7x): python3's standard library without what it does not
+# need (tests, GUI, build config, __pycache__: the guest compiles what it
+# imports), extension modules only if they need no library beyond libc, and
+# mmtunectl installed as the packages install it.
+pylib=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
+mkdir -p "$root$pylib"
+rsync -a --exclude=__pycache__ --exclude=/lib-dynload --exclude=/config-3.* \
+	--exclude=/test --exclude=/idlelib --exclude=/tkinter --exclude=/ensurepip \
+	--exclude=/lib2to3 --exclude=/turtledemo --exclude=/pydoc_data --exclude=/distutils \
+	--exclude=/asyncio --exclude=/email --exclude=/xml --exclude=/xmlrpc --exclude=/http \
+	--exclude=/urllib --exclude=/unittest --exclude=/multiprocessing --exclude=/sqlite3 \
+	--exclude=/curses --exclude=/dbm --exclude=/wsgiref --exclude=/venv --exclude=/ctypes \
+	--exclude=/site-packages --exclude=/dist-packages --exclude=/sitecustomize.py \
+	--exclude=/turtle.py --exclude=/pydoc.py --exclude=/_pydecimal.py --exclude=/doctest.py \
+	--include=/encodings/__init__.py --include=/encodings/aliases.py --include=/encodings/utf_8.py \
+	--include=/encodings/ascii.py --include=/encodings/latin_1.py --exclude=/encodings/* \
+	"$pylib/" "$root$pylib/"
+mkdir -p "$root$pylib/lib-dynload"
+for so in "$pylib"/lib-dynload/*.so; do
+	case "$(basename "$so")" in _test*|_ctypes_test*|_xx*|xx*|_codecs_*|_multibytecodec*|audioop*|ossaudiodev*) continue ;; esac
+	ldd "$so" | grep -qvE 'statically linked|linux-vdso|ld-linux|lib(c|m|pthread)\.so' && continue
+	cp "$so" "$root$pylib/lib-dynload/"
+done
+make -s -C "$repo/systemd" install DESTDIR="$root" || die "cannot install mmtunectl into the guest"
+# Byte-compile just the modules mmtunectl loads (mmtunectl writes no
+# bytecode, and compiling them at every run costs seconds under TCG).
+/usr/bin/python3 - "$root" "$repo/systemd" <<'EOF_PY' || die "cannot byte-compile for the guest"
+import os, py_compile, sys
+root, src = sys.argv[1], sys.argv[2]
+sys.path.insert(0, src)
+import mmtunectl.cli  # pulls in every module mmtunectl uses,
+mmtunectl.cli.parser().format_help()  # and argparse's lazy imports
+for mod in list(sys.modules.values()):
+    f = getattr(mod, "__file__", None) or ""
+    if f.startswith(src + "/"):
+        f = "/usr/lib/mmtune/python/" + f[len(src) + 1:]
+    if f.endswith(".py") and os.path.exists(root + f):
+        py_compile.compile(root + f, dfile=f, doraise=True)
+EOF_PY
 for prog in "$repo"/tests/vm/progs/*.c; do
 	name=$(basename "$prog" .c)
 	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$root/bin/$name" "$prog" ||

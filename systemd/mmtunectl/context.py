@@ -1,0 +1,79 @@
+"""Where mmtunectl looks: every path is relative to one root.
+
+Tests point the root at a fake tree with its own sys/, proc/, etc/, run/ and
+usr/lib/mmtune; the installed program uses "/". Paths shown to the user are
+always written as if the root were "/", so messages and golden files do not
+depend on where a test tree lives.
+"""
+
+import os
+import subprocess
+import time
+
+
+class Context(object):
+    def __init__(self, root="/", vendor="usr/lib/mmtune", euid=None, now=None,
+                 detect_virt=None, out=None, err=None):
+        self.root = root
+        self.vendor = vendor.strip("/")
+        self.euid = os.geteuid() if euid is None else euid
+        self.now = now or (lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        self.detect_virt = detect_virt or os.environ.get(
+            "MMTUNE_DETECT_VIRT", "systemd-detect-virt")
+        self.out = out
+        self.err = err
+
+    # Layers, highest priority first, as in systemd: runtime, admin, vendor.
+    def layers(self):
+        return [("runtime", "run/mmtune"), ("admin", "etc/mmtune"),
+                ("vendor", self.vendor)]
+
+    def path(self, rel):
+        return os.path.join(self.root, rel.lstrip("/"))
+
+    @staticmethod
+    def show(rel):
+        return "/" + rel.lstrip("/")
+
+    def read(self, rel):
+        """File content, or None when it does not exist."""
+        try:
+            with open(self.path(rel)) as f:
+                return f.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def exists(self, rel):
+        return os.path.lexists(self.path(rel))
+
+    def is_masked(self, rel):
+        """A symlink to /dev/null masks a vendor file, as in systemd."""
+        p = self.path(rel)
+        return os.path.islink(p) and os.readlink(p) == "/dev/null"
+
+    def write_raw(self, rel, value):
+        """One write() of the value: sysfs and procfs take one call.
+
+        O_TRUNC is a no-op on sysfs and procfs, but keeps regular files of a
+        fake test tree exact. Tests replace this method to inject failures.
+        """
+        fd = os.open(self.path(rel), os.O_WRONLY | os.O_TRUNC)
+        try:
+            os.write(fd, value.encode())
+        finally:
+            os.close(fd)
+
+    def run_detect_virt(self):
+        """systemd-detect-virt's answer, or "unknown" when it cannot tell.
+
+        It exits 1 and prints "none" on bare metal, so only the output
+        counts. A missing program (busybox guests, containers without
+        systemd) or a hang gives "unknown", never an exception.
+        """
+        try:
+            p = subprocess.run([self.detect_virt], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return "unknown"
+        out = p.stdout.decode(errors="replace").strip()
+        return out or "unknown"

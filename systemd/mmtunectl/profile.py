@@ -1,0 +1,302 @@
+"""Profiles: INI parsing, layering, drop-ins, masking, include=, validation.
+
+A profile NAME is the file profiles/NAME.conf in the first layer that has it
+(/run/mmtune, /etc/mmtune, /usr/lib/mmtune), plus drop-ins
+profiles/NAME.conf.d/*.conf from every layer (a drop-in name in a higher
+layer hides the same name below; a /dev/null symlink masks a file). The
+result is built in this order, later assignments winning:
+included profiles (in the order listed, each fully resolved), the main
+file, its drop-ins sorted by file name. An empty value ("key =") drops the
+knob from the profile. Every error names file and line; all errors are
+collected, and a profile with any error is never applied.
+"""
+
+import difflib
+import os
+import re
+
+from . import schema
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+WORD_RE = re.compile(r"^[A-Za-z0-9_.+-]+$")
+INT_RE = re.compile(r"^-?[0-9]+$")
+MAIN_KEYS = ("summary", "include")
+TRUE = ("1", "y", "yes", "true", "on")
+FALSE = ("0", "n", "no", "false", "off")
+
+
+class ConfigError(Exception):
+    """One or more errors, each "file:line: message"."""
+
+    def __init__(self, errors):
+        Exception.__init__(self, "\n".join(errors))
+        self.errors = list(errors)
+
+
+class Setting(object):
+    def __init__(self, knob, op, value, optional, origin):
+        self.knob = knob
+        self.op = op            # "=", ">=" or "<="
+        self.value = value      # normalised, as the kernel reads it back
+        self.optional = optional
+        self.origin = origin    # "/path:line"
+
+    def wanted(self):
+        return self.value if self.op == "=" else self.op + self.value
+
+
+class Profile(object):
+    def __init__(self, name):
+        self.name = name
+        self.summary = ""
+        self.files = []         # every file read, in order
+        self.settings = {}      # knob name -> Setting
+
+    def ordered(self):
+        """Settings in schema order: the order apply writes them."""
+        return [self.settings[k.name] for k in schema.KNOBS if k.name in self.settings]
+
+
+def parse_ini(text, shown):
+    """(entries, errors). Entries: (section, optional, key, optional, value, line)."""
+    entries, errors = [], []
+    section, sec_opt = None, False
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            if not line.endswith("]"):
+                errors.append("%s:%d: bad section header %r" % (shown, n, line))
+                section = None
+                continue
+            section = line[1:-1].strip()
+            sec_opt = section.startswith("?")
+            section = section.lstrip("?").strip()
+            continue
+        if "=" not in line:
+            errors.append("%s:%d: expected 'key = value', got %r" % (shown, n, line))
+            continue
+        if section is None:
+            errors.append("%s:%d: assignment outside of a section" % (shown, n))
+            continue
+        key, value = line.split("=", 1)
+        key = key.strip()
+        key_opt = key.startswith("?")
+        key = key.lstrip("?").strip()
+        entries.append((section, sec_opt, key, key_opt, value.strip(), n))
+    return entries, errors
+
+
+def parse_value(knob, raw):
+    """(op, normalised value) or raise ValueError with a readable reason."""
+    op = "="
+    if raw[:2] in (">=", "<="):
+        op, raw = raw[:2], raw[2:].strip()
+        if knob.kind != "int":
+            raise ValueError("'%s' needs a number, %s is %s" % (op, knob.name, describe(knob)))
+    if knob.kind == "int":
+        if not INT_RE.match(raw):
+            raise ValueError("%r is not an integer" % raw)
+        v = int(raw)
+        if not any(lo <= v <= hi for lo, hi in knob.ranges):
+            raise ValueError("%d is out of range (%s)" % (v, describe(knob)))
+        return op, str(v)
+    if knob.kind in ("bool01", "boolYN"):
+        low = raw.lower()
+        if low in TRUE:
+            return op, "1" if knob.kind == "bool01" else "Y"
+        if low in FALSE:
+            return op, "0" if knob.kind == "bool01" else "N"
+        raise ValueError("%r is not a boolean (0 or 1)" % raw)
+    if knob.kind == "choice":
+        if raw not in knob.choices:
+            raise ValueError("%r is not one of %s" % (raw, "|".join(knob.choices)))
+        return op, raw
+    if not WORD_RE.match(raw):
+        raise ValueError("%r is not a single word" % raw)
+    return op, raw
+
+
+def describe(knob):
+    if knob.kind == "int":
+        return ", ".join("%d..%d" % r if r[0] != r[1] else str(r[0]) for r in knob.ranges)
+    if knob.kind in ("bool01", "boolYN"):
+        return "0|1"
+    if knob.kind == "choice":
+        return "|".join(knob.choices)
+    return "a word"
+
+
+def normalise_live(knob, text):
+    """What the kernel holds, in the same form parse_value produces."""
+    text = text.strip()
+    if knob.bracket:
+        m = re.search(r"\[([^\]]*)\]", text)
+        if m:
+            return m.group(1)
+    if knob.kind == "boolYN":
+        return {"1": "Y", "0": "N", "y": "Y", "n": "N"}.get(text.lower(), text)
+    if knob.kind == "int" and INT_RE.match(text):
+        return str(int(text))
+    return text
+
+
+def satisfied(setting, live):
+    if live is None:
+        return False
+    if setting.op == "=":
+        return live == setting.value
+    if not INT_RE.match(live):
+        return False
+    if setting.op == ">=":
+        return int(live) >= int(setting.value)
+    return int(live) <= int(setting.value)
+
+
+def _suggest(word, choices):
+    close = difflib.get_close_matches(word, choices, n=1)
+    return " (did you mean %r?)" % close[0] if close else ""
+
+
+class Loader(object):
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def main_file(self, name):
+        """(rel path, masked) of the winning main file, or (None, False)."""
+        for _, d in self.ctx.layers():
+            rel = "%s/profiles/%s.conf" % (d, name)
+            if self.ctx.is_masked(rel):
+                return rel, True
+            if os.path.isfile(self.ctx.path(rel)):
+                return rel, False
+        return None, False
+
+    def dropins(self, name):
+        """Drop-in files in name order; a higher layer hides the same name."""
+        chosen = {}
+        for _, d in reversed(self.ctx.layers()):
+            rel = "%s/profiles/%s.conf.d" % (d, name)
+            try:
+                names = os.listdir(self.ctx.path(rel))
+            except OSError:
+                continue
+            for f in names:
+                if f.endswith(".conf"):
+                    chosen[f] = rel + "/" + f
+        return [chosen[f] for f in sorted(chosen) if not self.ctx.is_masked(chosen[f])]
+
+    def names(self):
+        """{name: (rel path of the winning file, layer, masked)} over all layers."""
+        found = {}
+        for layer, d in reversed(self.ctx.layers()):
+            try:
+                files = os.listdir(self.ctx.path(d + "/profiles"))
+            except OSError:
+                continue
+            for f in files:
+                rel = "%s/profiles/%s" % (d, f)
+                if f.endswith(".conf") and (self.ctx.is_masked(rel)
+                                            or os.path.isfile(self.ctx.path(rel))):
+                    found[f[:-5]] = (rel, layer, self.ctx.is_masked(rel))
+        return found
+
+    def load(self, name):
+        errors = []
+        prof = self._load(name, [], errors, None)
+        if errors:
+            # A parent's error shows up again in each profile that includes it.
+            raise ConfigError(sorted(set(errors), key=errors.index))
+        return prof
+
+    def _load(self, name, chain, errors, where):
+        prof = Profile(name)
+        at = where + ": " if where else ""
+        if not NAME_RE.match(name):
+            errors.append("%sbad profile name %r" % (at, name))
+            return prof
+        rel, masked = self.main_file(name)
+        if rel is None:
+            errors.append("%sno profile %r (looked in %s)" % (
+                at, name, ", ".join(self.ctx.show(d) + "/profiles" for _, d in self.ctx.layers())))
+            return prof
+        if masked:
+            errors.append("%sprofile %r is masked by %s" % (at, name, self.ctx.show(rel)))
+            return prof
+        files = [rel] + self.dropins(name)
+        parsed = []
+        for i, f in enumerate(files):
+            shown = self.ctx.show(f)
+            entries, errs = parse_ini(self.ctx.read(f) or "", shown)
+            errors.extend(errs)
+            parsed.append((shown, entries, i == 0))
+        # Includes first, so that this profile's own lines override them.
+        for shown, entries, is_main in parsed:
+            for section, _, key, _, value, line in entries:
+                if section != "main" or key != "include":
+                    continue
+                if not is_main:
+                    errors.append("%s:%d: include= is only allowed in the main profile file"
+                                  % (shown, line))
+                    continue
+                for inc in re.split(r"[,\s]+", value):
+                    if not inc:
+                        continue
+                    if inc in chain + [name]:
+                        errors.append("%s:%d: include cycle: %s" % (
+                            shown, line, " -> ".join(chain + [name, inc])))
+                        continue
+                    parent = self._load(inc, chain + [name], errors,
+                                        "%s:%d" % (shown, line))
+                    prof.files.extend(parent.files)
+                    prof.settings.update(parent.settings)
+        for shown, entries, is_main in parsed:
+            prof.files.append(shown)
+            seen = {}
+            for section, sec_opt, key, key_opt, value, line in entries:
+                here = "%s:%d" % (shown, line)
+                if (section, key) in seen:
+                    errors.append("%s: duplicate key %s in [%s], first set on line %d"
+                                  % (here, key, section, seen[(section, key)]))
+                    continue
+                seen[(section, key)] = line
+                if section == "main":
+                    if key not in MAIN_KEYS:
+                        errors.append("%s: unknown key %r in [main]%s" % (
+                            here, key, _suggest(key, MAIN_KEYS)))
+                    elif key == "summary":
+                        prof.summary = value
+                    continue
+                if section not in schema.SECTIONS:
+                    errors.append("%s: unknown section [%s]%s" % (
+                        here, section, _suggest(section, schema.SECTIONS + ["main"])))
+                    continue
+                knob = schema.BY_NAME.get(section + "." + key)
+                if knob is None:
+                    keys = [k.key for k in schema.KNOBS if k.section == section]
+                    errors.append("%s: unknown key %r in [%s]%s" % (
+                        here, key, section, _suggest(key, keys)))
+                    continue
+                if value == "":
+                    prof.settings.pop(knob.name, None)
+                    continue
+                try:
+                    op, v = parse_value(knob, value)
+                except ValueError as e:
+                    errors.append("%s: %s: %s" % (here, knob.name, e))
+                    continue
+                prof.settings[knob.name] = Setting(knob, op, v, sec_opt or key_opt, here)
+        self._check_relations(prof, errors)
+        return prof
+
+    @staticmethod
+    def _check_relations(prof, errors):
+        for a, op, b in schema.RELATIONS:
+            sa, sb = prof.settings.get(a), prof.settings.get(b)
+            if not sa or not sb or sa.op != "=" or sb.op != "=":
+                continue
+            va, vb = int(sa.value), int(sb.value)
+            if not (va < vb if op == "<" else va <= vb):
+                errors.append("%s: %s = %d must be %s %s = %d (%s)" % (
+                    sa.origin, a, va, op, b, vb, sb.origin))

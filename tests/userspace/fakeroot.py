@@ -1,0 +1,119 @@
+"""A fake root for mmtunectl: /sys, /proc, /etc, /run, /usr/lib/mmtune.
+
+Live files hold what a stock 6.1 kernel shows (THP files with brackets,
+zswap booleans as Y/N), so that parsing of real formats is exercised.
+"""
+
+import errno
+import os
+import re
+import shutil
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SYSTEMD = os.path.join(REPO, "systemd")
+
+STOCK = {
+    "proc/sys/vm/swappiness": "60",
+    "proc/sys/vm/watermark_scale_factor": "10",
+    "proc/sys/vm/watermark_boost_factor": "15000",
+    "proc/sys/vm/min_free_kbytes": "67584",
+    "proc/sys/vm/percpu_pagelist_high_fraction": "0",
+    "proc/sys/vm/page-cluster": "3",
+    "proc/sys/vm/vfs_cache_pressure": "100",
+    "proc/sys/vm/dirty_ratio": "20",
+    "proc/sys/vm/dirty_background_ratio": "10",
+    "proc/sys/vm/compaction_proactiveness": "20",
+    "proc/sys/vm/overcommit_memory": "0",
+    "proc/sys/vm/overcommit_ratio": "50",
+    "proc/sys/vm/zone_reclaim_mode": "0",
+    "sys/kernel/mm/transparent_hugepage/enabled": "always [madvise] never",
+    "sys/kernel/mm/transparent_hugepage/defrag": "always defer defer+madvise [madvise] never",
+    "sys/kernel/mm/transparent_hugepage/shmem_enabled": "always within_size advise [never] deny force",
+    "sys/kernel/mm/transparent_hugepage/use_zero_page": "1",
+    "sys/kernel/mm/transparent_hugepage/khugepaged/defrag": "1",
+    "sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_none": "511",
+    "sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_swap": "64",
+    "sys/kernel/mm/transparent_hugepage/khugepaged/pages_to_scan": "4096",
+    "sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs": "10000",
+    "sys/module/zswap/parameters/enabled": "N",
+    "sys/module/zswap/parameters/compressor": "lzo",
+    "sys/module/zswap/parameters/zpool": "zbud",
+    "sys/module/zswap/parameters/max_pool_percent": "20",
+    "sys/module/zswap/parameters/accept_threshold_percent": "90",
+    "sys/module/zswap/parameters/same_filled_pages_enabled": "Y",
+    "proc/cmdline": "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet",
+    "proc/meminfo": "MemTotal:        2029876 kB\nMemFree:         1800000 kB\n",
+    "sys/devices/system/cpu/online": "0-1",
+    "sys/class/dmi/id/chassis_type": "1",
+}
+
+# mmtune.ko with the root files and the zswap group (issue 3).
+MMTUNE = {
+    "sys/kernel/mm/mmtune/version": "0.1.0",
+    "sys/kernel/mm/mmtune/abi_version": "1",
+    "sys/kernel/mm/mmtune/features": "swap_slots unavailable\nthp_swap unavailable\n"
+                                     "split_zero unavailable\nzswap_large off\npcp_high unavailable",
+    "sys/kernel/mm/mmtune/zswap/enabled": "0",
+    "sys/kernel/mm/mmtune/zswap/backoff_ms": "1000",
+    "sys/kernel/mm/mmtune/zswap/thp_stored": "12",
+    "sys/kernel/mm/mmtune/zswap/fallback_disk": "3",
+}
+
+
+def write(root, rel, text):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text + ("\n" if text and not text.endswith("\n") else ""))
+
+
+def read(root, rel):
+    with open(os.path.join(root, rel)) as f:
+        return f.read().strip()
+
+
+def make(root, module=True, vendor=True):
+    for rel, text in STOCK.items():
+        write(root, rel, text)
+    if module:
+        for rel, text in MMTUNE.items():
+            write(root, rel, text)
+    os.makedirs(os.path.join(root, "etc/mmtune"), exist_ok=True)
+    os.makedirs(os.path.join(root, "run"), exist_ok=True)
+    if vendor:
+        dst = os.path.join(root, "usr/lib/mmtune")
+        shutil.copytree(os.path.join(SYSTEMD, "profiles"), os.path.join(dst, "profiles"))
+        shutil.copy(os.path.join(SYSTEMD, "recommend.rules"), dst)
+    return root
+
+
+def snapshot(root):
+    """Every live knob file: {rel: content}."""
+    out = {}
+    for top in ("proc/sys", "sys"):
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in files:
+                p = os.path.join(d, f)
+                with open(p) as fh:
+                    # The kernel ignores a trailing newline; so do we.
+                    out[os.path.relpath(p, root)] = fh.read().strip()
+    return out
+
+
+def kernel_write(self, rel, value):
+    """Context.write_raw against the fake tree, behaving like the kernel for
+    "a [b] c" selector files: the chosen word gets the brackets, an unknown
+    word is refused with EINVAL and changes nothing."""
+    path = self.path(rel)
+    with open(path) as f:
+        old = f.read().strip()
+    if re.search(r"\[[^\]]*\]", old):
+        words = old.replace("[", "").replace("]", "").split()
+        if value not in words:
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+        value = " ".join("[%s]" % w if w == value else w for w in words)
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)

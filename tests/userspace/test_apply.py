@@ -1,0 +1,274 @@
+"""apply and rollback: all or nothing, read back, restore, saved state."""
+
+import errno
+import json
+import os
+
+import pytest
+from conftest import golden
+
+import fakeroot
+from mmtunectl.context import Context
+
+PROFILES = ["balanced", "database", "web-latency", "batch-throughput",
+            "virtualization-host", "container-host"]
+SWAPPINESS = "proc/sys/vm/swappiness"
+ZSWAP = "sys/module/zswap/parameters"
+
+
+def add_all_mmtune_knobs(root):
+    """A module with every planned feature group (defaults from the brief)."""
+    from mmtunectl import schema
+    defaults = {"enabled": "0", "backoff_ms": "1000", "cache_size": "64", "activate_factor": "5",
+                "deactivate_factor": "2", "policy": "whole", "sample_size": "32", "threshold": "4",
+                "mode": "never", "high_max_fraction": "8", "decay_percent": "12"}
+    for k in schema.KNOBS:
+        if k.name.startswith("mmtune."):
+            fakeroot.write(root, k.path, defaults[k.key])
+
+
+@pytest.mark.parametrize("name", PROFILES)
+@pytest.mark.parametrize("module", ["none", "zswap-only", "all-features"])
+def test_apply_each_profile_reads_back(root, run, name, module):
+    if module == "none":
+        import shutil
+        shutil.rmtree(os.path.join(root, "sys/kernel/mm/mmtune"))
+    elif module == "all-features":
+        add_all_mmtune_knobs(root)
+    rc, out, err = run("apply", name)
+    assert (rc, err) == (0, "")
+    rc, vout, verr = run("verify")
+    assert rc == 0, vout + verr
+    assert "0 differ" in vout
+    rc, out, err = run("status", "--json")
+    doc = json.loads(out)
+    for k in doc["knobs"]:
+        assert k["state"] in ("match", "skipped", "unmanaged"), k
+        if k["state"] == "skipped":
+            assert module != "all-features" and k["name"].startswith("mmtune.")
+
+
+def test_apply_output_golden(run):
+    rc, out, err = run("apply", "web-latency")
+    assert rc == 0
+    golden("apply-web-latency.txt", out)
+
+
+def test_values_land_in_kernel_format(root, run):
+    assert run("apply", "database")[0] == 0
+    assert fakeroot.read(root, SWAPPINESS) == "10"
+    assert fakeroot.read(root, ZSWAP + "/enabled") == "Y"
+    assert fakeroot.read(root, "sys/kernel/mm/transparent_hugepage/enabled") == "always madvise [never]"
+    assert fakeroot.read(root, "sys/kernel/mm/mmtune/zswap/enabled") == "1"
+
+
+def test_bad_profile_changes_nothing(root, run):
+    before = fakeroot.snapshot(root)
+    fakeroot.write(root, "etc/mmtune/profiles/database.conf.d/50-local.conf",
+                   "[sysctl]\nvm.swappiness = 5\n[zswap]\nmax_pool_percent = 101\n")
+    rc, out, err = run("apply", "database")
+    assert rc == 2
+    assert err == ("error: /etc/mmtune/profiles/database.conf.d/50-local.conf:4: "
+                   "zswap.max_pool_percent: 101 is out of range (1..100)\nerror: nothing applied\n")
+    assert fakeroot.snapshot(root) == before
+    assert not os.path.exists(os.path.join(root, "run/mmtune/state.json"))
+
+
+def test_missing_required_knob_changes_nothing(root, run):
+    os.unlink(os.path.join(root, ZSWAP, "zpool"))
+    before = fakeroot.snapshot(root)
+    rc, out, err = run("apply", "balanced")
+    assert rc == 2
+    assert ("error: /usr/lib/mmtune/profiles/balanced.conf:25: /sys/module/zswap/parameters/zpool "
+            "is missing on this kernel (provided by kernel zswap) and not marked optional") in err
+    assert fakeroot.snapshot(root) == before
+
+
+def test_optional_missing_is_skipped_with_a_message(root, run):
+    rc, out, err = run("apply", "balanced")
+    assert rc == 0
+    assert ("skip mmtune.swap_slots.enabled: not on this kernel "
+            "(/sys/kernel/mm/mmtune/swap_slots/enabled, provided by mmtune.ko feature group "
+            "swap_slots); optional in /usr/lib/mmtune/profiles/balanced.conf:35\n") in out
+
+
+def failing_writer(fail_path, err=errno.EINVAL):
+    real = Context.write_raw
+
+    def write(self, rel, value):
+        if rel == fail_path:
+            raise OSError(err, os.strerror(err))
+        real(self, rel, value)
+    return write
+
+
+def test_write_failure_half_way_restores_everything(root, run, monkeypatch):
+    before = fakeroot.snapshot(root)
+    # zswap.compressor comes after the sysctls and THP knobs in write order.
+    monkeypatch.setattr(Context, "write_raw", failing_writer(ZSWAP + "/compressor", errno.ENOENT))
+    rc, out, err = run("apply", "batch-throughput")
+    assert rc == 2
+    golden("apply-write-failure.txt", err)
+    assert fakeroot.snapshot(root) == before
+    assert not os.path.exists(os.path.join(root, "run/mmtune/state.json"))
+
+
+def test_read_back_mismatch_fails_and_restores(root, run, monkeypatch):
+    before = fakeroot.snapshot(root)
+    real = Context.write_raw
+
+    def clamping(self, rel, value):   # a kernel that silently changes 100 to 50
+        real(self, rel, "50" if rel == SWAPPINESS and value == "100" else value)
+    monkeypatch.setattr(Context, "write_raw", clamping)
+    rc, out, err = run("apply", "batch-throughput")
+    assert rc == 2
+    assert ("error: writing '100' to /proc/sys/vm/swappiness (sysctl.vm.swappiness, "
+            "/usr/lib/mmtune/profiles/batch-throughput.conf:16) failed: read back '50': "
+            "the kernel did not keep the value\n") in err
+    assert fakeroot.snapshot(root) == before
+
+
+def test_second_apply_failure_keeps_first_profile(root, run, monkeypatch):
+    assert run("apply", "database")[0] == 0
+    applied = fakeroot.snapshot(root)
+    state = open(os.path.join(root, "run/mmtune/state.json")).read()
+    monkeypatch.setattr(Context, "write_raw", failing_writer("sys/kernel/mm/mmtune/zswap/backoff_ms"))
+    assert run("apply", "container-host")[0] == 2
+    assert fakeroot.snapshot(root) == applied
+    assert open(os.path.join(root, "run/mmtune/state.json")).read() == state
+
+
+def test_related_knobs_retry_in_the_other_order(root, run, monkeypatch):
+    add_all_mmtune_knobs(root)
+    d = "sys/kernel/mm/mmtune/swap_slots/"
+    real = Context.write_raw
+
+    def kernel(self, rel, value):     # the module's cross-check
+        if rel == d + "deactivate_factor" and int(value) >= int(fakeroot.read(root, d + "activate_factor")):
+            raise OSError(errno.EINVAL, "Invalid argument")
+        if rel == d + "activate_factor" and int(value) <= int(fakeroot.read(root, d + "deactivate_factor")):
+            raise OSError(errno.EINVAL, "Invalid argument")
+        real(self, rel, value)
+    monkeypatch.setattr(Context, "write_raw", kernel)
+    # live 5/2; batch wants 8/4: deactivate_factor 4 < 5 works in order.
+    assert run("apply", "batch-throughput")[0] == 0
+    fakeroot.write(root, "etc/mmtune/profiles/low.conf",
+                   "[mmtune.swap_slots]\nactivate_factor = 3\ndeactivate_factor = 2\n")
+    fakeroot.write(root, d + "deactivate_factor", "6")
+    fakeroot.write(root, d + "activate_factor", "8")
+    # deactivate_factor is written after activate_factor: 3 <= 6 refused first.
+    rc, out, err = run("apply", "low")
+    assert rc == 0, err
+    assert (fakeroot.read(root, d + "activate_factor"), fakeroot.read(root, d + "deactivate_factor")) == ("3", "2")
+
+
+def test_bounds_keep_a_larger_kernel_value(root, run):
+    fakeroot.write(root, "proc/sys/vm/min_free_kbytes", "90000")
+    assert run("apply", "database")[0] == 0                  # wants >=65536
+    assert fakeroot.read(root, "proc/sys/vm/min_free_kbytes") == "90000"
+    assert run("apply", "virtualization-host")[0] == 0       # wants >=131072
+    assert fakeroot.read(root, "proc/sys/vm/min_free_kbytes") == "131072"
+    assert run("apply", "database")[0] == 0                  # judged on the original: 90000
+    assert fakeroot.read(root, "proc/sys/vm/min_free_kbytes") == "90000"
+
+
+def test_result_does_not_depend_on_history(root, tmp_path, run):
+    assert run("apply", "balanced")[0] == 0
+    direct = fakeroot.snapshot(root)
+    for name in ["virtualization-host", "database", "batch-throughput", "balanced"]:
+        assert run("apply", name)[0] == 0
+    assert fakeroot.snapshot(root) == direct
+
+
+def test_knobs_of_the_previous_profile_go_back(root, run):
+    fakeroot.write(root, "etc/mmtune/profiles/one.conf", "[sysctl]\nvm.swappiness = 1\nvm.page-cluster = 0\n")
+    fakeroot.write(root, "etc/mmtune/profiles/two.conf", "[sysctl]\nvm.swappiness = 2\n")
+    assert run("apply", "one")[0] == 0
+    rc, out, err = run("apply", "two")
+    assert rc == 0
+    assert out.splitlines()[-2:] == ["restored sysctl.vm.page-cluster = 3 (not in this profile)",
+                                     "applied profile two: 1 written, 0 already set, 1 restored, 0 skipped"]
+    assert fakeroot.read(root, "proc/sys/vm/page-cluster") == "3"
+
+
+def test_rollback_restores_the_values_from_before_mmtune(root, run):
+    before = fakeroot.snapshot(root)
+    assert run("apply", "database")[0] == 0
+    assert run("apply", "virtualization-host")[0] == 0
+    assert fakeroot.snapshot(root) != before
+    rc, out, err = run("rollback")
+    assert rc == 0, err
+    golden("rollback.txt", out)
+    assert fakeroot.snapshot(root) == before
+    assert not os.path.exists(os.path.join(root, "run/mmtune/state.json"))
+    assert run("rollback")[1] == "nothing to roll back\n"
+
+
+def test_rollback_failure_restores_and_keeps_state(root, run, monkeypatch):
+    assert run("apply", "database")[0] == 0
+    applied = fakeroot.snapshot(root)
+    monkeypatch.setattr(Context, "write_raw", failing_writer("sys/kernel/mm/transparent_hugepage/defrag"))
+    assert run("rollback")[0] == 2
+    assert fakeroot.snapshot(root) == applied
+    assert os.path.exists(os.path.join(root, "run/mmtune/state.json"))
+
+
+def test_rollback_skips_knobs_of_an_unloaded_module(root, run):
+    assert run("apply", "balanced")[0] == 0
+    import shutil
+    shutil.rmtree(os.path.join(root, "sys/kernel/mm/mmtune"))
+    rc, out, err = run("rollback")
+    assert rc == 0
+    assert "skip mmtune.zswap.enabled: gone from this kernel (/sys/kernel/mm/mmtune/zswap/enabled)\n" in out
+
+
+@pytest.mark.parametrize("cmd", ["apply", "rollback"])
+def test_non_root_gets_a_clear_message(root, run, cmd):
+    before = fakeroot.snapshot(root)
+    rc, out, err = run(cmd, euid=1000)
+    assert rc == 4
+    assert err == ("mmtunectl %s: writing kernel knobs needs root (running as uid 1000); "
+                   "try: sudo mmtunectl %s\n" % (cmd, cmd))
+    assert fakeroot.snapshot(root) == before
+
+
+def test_non_root_can_read(run):
+    for args in (["list"], ["show", "database"], ["recommend"], ["status", "--json"]):
+        rc, out, err = run(*args, euid=1000)
+        assert rc == 0 and err == "", args
+    rc, out, err = run("verify", euid=1000)        # not applied: drift, but no error
+    assert rc == 1 and err == ""
+
+
+def tuned_root(root):
+    fakeroot.write(root, "usr/sbin/tuned", "")
+    fakeroot.write(root, "etc/tuned/active_profile", "site-db\n")
+    fakeroot.write(root, "usr/lib/tuned/throughput-performance/tuned.conf",
+                   "[main]\nsummary=x\n[vm]\ntransparent_hugepages=always\n[sysctl]\nvm.dirty_ratio=40\n")
+    fakeroot.write(root, "etc/tuned/site-db/tuned.conf",
+                   "[main]\ninclude=throughput-performance\n[my_sysctl]\ntype=sysctl\nvm.swappiness=10\n"
+                   "[sysfs]\n/sys/module/zswap/parameters/max_pool_*=30\n")
+
+
+def test_tuned_owned_knobs_are_left_to_tuned(root, run):
+    tuned_root(root)
+    fakeroot.write(root, "proc/sys/vm/dirty_ratio", "40")
+    rc, out, err = run("apply", "database")
+    assert rc == 0
+    owned = [l for l in out.splitlines() if "owned by tuned" in l]
+    golden("apply-tuned.txt", "\n".join(owned) + "\n")
+    assert fakeroot.read(root, SWAPPINESS) == "60"       # tuned's, untouched
+    fakeroot.write(root, SWAPPINESS, "10")               # tuned applies its value
+    rc, out, err = run("verify")
+    assert rc == 0
+    assert out.endswith("4 owned by tuned\n")
+
+
+def test_rollback_leaves_knobs_tuned_took_over(root, run):
+    assert run("apply", "database")[0] == 0
+    tuned_root(root)                                     # tuned activated later
+    rc, out, err = run("rollback")
+    assert rc == 0
+    assert "skip sysctl.vm.swappiness: owned by tuned profile site-db (/etc/tuned/site-db/tuned.conf)\n" in out
+    assert fakeroot.read(root, SWAPPINESS) == "10"
+    assert fakeroot.read(root, "proc/sys/vm/dirty_background_ratio") == "10"   # not tuned's: restored

@@ -1,0 +1,112 @@
+"""The install contract, the installed entry script, systemd units, and the
+static checks (vermin for python3.9, ansible syntax) that need the tools
+venv. The last ones run when MMTUNE_TOOLS_VENV names it (tests/userspace/run.sh)."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import fakeroot
+
+UNITS = ["mmtune.service", "mmtune-reapply.service"]
+TOOLS = os.environ.get("MMTUNE_TOOLS_VENV")
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory):
+    dest = str(tmp_path_factory.mktemp("destdir"))
+    subprocess.run(["make", "-s", "-C", fakeroot.SYSTEMD, "install", "DESTDIR=" + dest,
+                    "PREFIX=/usr", "SYSCONFDIR=/etc", "UNITDIR=/usr/lib/systemd/system",
+                    "MODULESLOADDIR=/usr/lib/modules-load.d", "UDEVRULESDIR=/usr/lib/udev/rules.d"],
+                   check=True)
+    return dest
+
+
+def test_install_layout(staged):
+    files = sorted(os.path.relpath(os.path.join(d, f), staged)
+                   for d, _, fs in os.walk(staged) for f in fs)
+    py = sorted(f for f in os.listdir(os.path.join(fakeroot.SYSTEMD, "mmtunectl")) if f.endswith(".py"))
+    profiles = sorted(os.listdir(os.path.join(fakeroot.SYSTEMD, "profiles")))
+    assert files == sorted(
+        ["usr/sbin/mmtunectl", "usr/lib/mmtune/recommend.rules",
+         "usr/lib/systemd/system/mmtune.service", "usr/lib/systemd/system/mmtune-reapply.service",
+         "usr/lib/systemd/system/swap.d/50-mmtune.conf", "usr/lib/modules-load.d/mmtune.conf",
+         "usr/lib/udev/rules.d/60-mmtune.rules", "usr/share/doc/mmtune/mmtunectl.md"]
+        + ["usr/lib/mmtune/python/mmtunectl/" + f for f in py]
+        + ["usr/lib/mmtune/profiles/" + f for f in profiles])
+    assert os.listdir(os.path.join(staged, "etc/mmtune")) == []
+    assert os.access(os.path.join(staged, "usr/sbin/mmtunectl"), os.X_OK)
+    script = open(os.path.join(staged, "usr/sbin/mmtunectl")).read()
+    assert 'sys.path.insert(0, "/usr/lib/mmtune/python")' in script and "@" not in script
+
+
+def test_installed_script_runs(tmp_path, root):
+    """The entry script as installed, with its package dir substituted."""
+    dest = str(tmp_path / "d")
+    subprocess.run(["make", "-s", "-C", fakeroot.SYSTEMD, "install", "PREFIX=" + dest + "/usr",
+                    "SYSCONFDIR=" + dest + "/etc", "PYDIR=" + dest + "/py"], check=True)
+    # LIBDIR is now under dest: the vendor files come from there, not from root.
+    shutil.rmtree(os.path.join(root, "usr/lib/mmtune"))
+    os.makedirs(os.path.join(root, dest.lstrip("/"), "usr/lib"))
+    os.symlink(dest + "/usr/lib/mmtune", os.path.join(root, dest.lstrip("/"), "usr/lib/mmtune"))
+    p = subprocess.run([os.path.join(dest, "usr/sbin/mmtunectl"), "--root", root, "show", "balanced"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("profile balanced: General purpose")
+    assert not os.path.exists(os.path.join(dest, "py/mmtunectl/__pycache__"))
+
+
+def test_systemd_analyze_verify(staged, tmp_path):
+    if not os.path.exists("/usr/bin/systemd-analyze"):
+        pytest.skip("no systemd-analyze")
+    # A copy: the stubs below are not part of the install.
+    root = str(tmp_path / "root")
+    shutil.copytree(staged, root, symlinks=True)
+    staged = root
+    # ExecStart binaries must exist: verify against the staged tree, with
+    # the one program of the host a unit calls.
+    fakeroot.write(staged, "usr/bin/systemctl", "")
+    os.chmod(os.path.join(staged, "usr/bin/systemctl"), 0o755)
+    units = [os.path.join(staged, "usr/lib/systemd/system", u) for u in UNITS]
+    # A swap unit, so that the swap.d drop-in is loaded and checked too.
+    fakeroot.write(staged, "etc/systemd/system/dev-vdb.swap", "[Swap]\nWhat=/dev/vdb\n")
+    units.append(os.path.join(staged, "etc/systemd/system/dev-vdb.swap"))
+    p = subprocess.run(["systemd-analyze", "verify", "--man=no", "--root=" + staged] + units,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    ours = [l for l in p.stdout.splitlines() if "mmtune" in l or "dev-vdb" in l]
+    assert p.returncode == 0 and not ours, p.stdout
+
+
+def test_units_content(staged):
+    svc = open(os.path.join(staged, "usr/lib/systemd/system/mmtune.service")).read()
+    for line in ("Type=oneshot", "RemainAfterExit=yes", "ExecStart=/usr/sbin/mmtunectl apply --auto",
+                 "ExecStop=/usr/sbin/mmtunectl rollback", "After=systemd-modules-load.service",
+                 "WantedBy=sysinit.target"):
+        assert line in svc.splitlines() or any(l.startswith(line) for l in svc.splitlines()), line
+    assert "Before=swap.target" in svc
+    assert open(os.path.join(staged, "usr/lib/modules-load.d/mmtune.conf")).read().splitlines()[-1] == "mmtune"
+
+
+@pytest.mark.skipif(not TOOLS, reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+def test_vermin_python39(staged):
+    p = subprocess.run([os.path.join(TOOLS, "bin/vermin"), "--no-tips", "--violations", "-t=3.9-",
+                        "--eval-annotations",
+                        os.path.join(fakeroot.SYSTEMD, "mmtunectl"),
+                        os.path.join(staged, "usr/sbin/mmtunectl")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert p.returncode == 0, p.stdout
+
+
+@pytest.mark.skipif(not TOOLS, reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+def test_ansible_example_syntax(tmp_path):
+    ex = os.path.join(fakeroot.SYSTEMD, "examples", "ansible")
+    env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(tmp_path), ANSIBLE_HOME=str(tmp_path),
+               ANSIBLE_ROLES_PATH=os.path.join(ex, "roles"), ANSIBLE_NOCOLOR="1")
+    p = subprocess.run([os.path.join(TOOLS, "bin/ansible-playbook"), "--syntax-check",
+                        "-i", "localhost,", os.path.join(ex, "site.yml")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                       env=env, cwd=ex)
+    assert p.returncode == 0, p.stdout
+    assert "playbook: " in p.stdout

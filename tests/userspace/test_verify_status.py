@@ -1,0 +1,113 @@
+"""verify exit codes and drift listing; status text and the --json schema."""
+
+import json
+import os
+
+from conftest import golden
+
+import fakeroot
+
+SWAPPINESS = "proc/sys/vm/swappiness"
+
+
+def test_verify_codes(root, run):
+    assert run("apply", "database")[0] == 0
+    rc, out, err = run("verify")
+    assert (rc, err) == (0, "")
+    assert out == "verify: profile database: 13 match, 0 differ, 6 skipped, 0 owned by tuned\n"
+    fakeroot.write(root, SWAPPINESS, "61")
+    fakeroot.write(root, "sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never")
+    fakeroot.write(root, "proc/sys/vm/min_free_kbytes", "1000")       # below the bound
+    rc, out, err = run("verify")
+    assert rc == 1
+    golden("verify-drift.txt", out)
+    os.unlink(os.path.join(root, "sys/module/zswap/parameters/zpool"))
+    rc, out, err = run("verify")
+    assert rc == 1
+    assert ("missing: zswap.zpool: wanted zsmalloc, live (no such file) "
+            "(/usr/lib/mmtune/profiles/balanced.conf:25)\n") in out
+    fakeroot.write(root, "etc/mmtune/profiles/database.conf.d/99-typo.conf", "[sysctl]\nvm.swapiness=1\n")
+    rc, out, err = run("verify")
+    assert rc == 2
+    assert err == ("error: /etc/mmtune/profiles/database.conf.d/99-typo.conf:2: unknown key "
+                   "'vm.swapiness' in [sysctl] (did you mean 'vm.swappiness'?)\n")
+
+
+def test_verify_without_apply_checks_the_recommended_profile(root, run):
+    rc, out, err = run("verify")
+    assert rc == 1
+    assert out.splitlines()[-1].startswith("verify: profile balanced (not applied): ")
+
+
+def test_verify_unreadable_state_is_an_error(root, run):
+    fakeroot.write(root, "run/mmtune/state.json", "{not json")
+    rc, out, err = run("verify")
+    assert rc == 2
+    assert err.startswith("error: /run/mmtune/state.json: unreadable state")
+
+
+def test_status_text(root, run):
+    assert run("apply", "container-host")[0] == 0
+    fakeroot.write(root, SWAPPINESS, "33")
+    rc, out, err = run("status")
+    assert rc == 0
+    golden("status.txt", out)
+
+
+def test_status_json_golden(root, run):
+    fakeroot.write(root, "etc/mmtune/profile", "web-latency\n")
+    assert run("apply", "--auto")[0] == 0
+    fakeroot.write(root, SWAPPINESS, "33")
+    rc, out, err = run("status", "--json")
+    assert rc == 0
+    golden("status.json", out)
+
+
+def test_status_json_schema_is_stable(root, run):
+    """The documented keys and types (systemd/README.md), independent of values."""
+    rc, out, err = run("status", "--json")
+    doc = json.loads(out)
+    assert sorted(doc) == ["applied", "counters", "errors", "knobs", "module", "profile",
+                           "schema_version", "tuned"]
+    assert doc["schema_version"] == 1 and doc["applied"] is None
+    assert sorted(doc["profile"]) == ["name", "reason", "source", "summary"]
+    assert doc["profile"]["source"] in ("explicit", "cmdline", "runtime-override",
+                                        "admin-override", "recommend", "default")
+    assert sorted(doc["module"]) == ["abi_version", "features", "loaded", "version"]
+    for k in doc["knobs"]:
+        assert set(k) - {"owner"} == {"name", "path", "wanted", "live", "state", "optional", "origin"}
+        assert k["state"] in ("match", "drift", "missing", "skipped", "tuned", "unmanaged")
+    assert all(isinstance(v, int) for v in doc["counters"].values())
+
+
+def test_status_reports_broken_profile_and_exits_2(root, run):
+    fakeroot.write(root, "etc/mmtune/profile", "nosuch\n")
+    rc, out, err = run("status", "--json")
+    assert rc == 2
+    doc = json.loads(out)
+    assert doc["errors"][0].startswith("no profile 'nosuch'")
+    assert doc["profile"]["name"] == "nosuch" and len(doc["knobs"]) > 0
+
+
+def test_status_without_module(root, run):
+    import shutil
+    shutil.rmtree(os.path.join(root, "sys/kernel/mm/mmtune"))
+    rc, out, err = run("status", "--json")
+    doc = json.loads(out)
+    assert doc["module"] == {"loaded": False, "version": None, "abi_version": None, "features": {}}
+    assert doc["counters"] == {}
+
+
+def test_verify_reports_a_changed_selection(root, run):
+    fakeroot.write(root, "etc/mmtune/profile", "database\n")
+    assert run("apply", "--auto")[0] == 0
+    assert run("verify")[0] == 0
+    fakeroot.write(root, "etc/mmtune/profile", "web-latency\n")     # config management moved on
+    rc, out, err = run("verify")
+    assert rc == 1
+    assert ("drift: profile: applied database, now selected web-latency (override in "
+            "/etc/mmtune/profile); run mmtunectl apply --auto\n") in out
+    assert run("apply", "--auto")[0] == 0
+    assert run("verify")[0] == 0
+    assert run("apply", "balanced")[0] == 0        # explicit: the override does not count
+    assert run("verify")[0] == 0

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Create (once) the virtual environments the userspace checks use, under
+# $MMTUNE_CACHE (default ~/.cache/mmtune), and print their paths:
+#   tools=<venv with vermin and ansible-core, on the host's python3>
+#   py39=<venv with pytest on python3.9>  (empty when no python3.9 is found)
+# A venv is rebuilt when its requirements change (stamp file). Quiet unless
+# it has to install something.
+set -euo pipefail
+
+cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
+mkdir -p "$cache"
+
+# vermin: static check that mmtunectl runs on python3.9 (AL2023).
+# ansible-core: syntax check of the config-management example; 2.18 and
+# 2.19 are the lines whose controller runs on Debian 12's python3.11.
+tools_req="vermin==1.9.2 ansible-core>=2.18,<2.20"
+py39_req="pytest>=7.2,<9"
+
+make_venv() { # DIR PYTHON REQUIREMENTS
+	local dir=$1 py=$2 req=$3
+	if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$py $req" ]; then
+		return 0
+	fi
+	echo "venv: creating $dir ($req)" >&2
+	rm -rf "$dir"
+	"$py" -m venv "$dir" >&2
+	# shellcheck disable=SC2086
+	"$dir/bin/pip" install -q --disable-pip-version-check $req >&2
+	echo "$py $req" >"$dir/.stamp"
+}
+
+make_venv "$cache/venv-userspace-tools" /usr/bin/python3 "$tools_req"
+echo "tools=$cache/venv-userspace-tools"
+
+py39=${MMTUNE_PY39:-}
+if [ -z "$py39" ]; then
+	py39=$(command -v python3.9 2>/dev/null || true)
+	case "$py39" in */shims/*) py39= ;; esac	# a pyenv shim may point nowhere
+	[ -n "$py39" ] || py39=$(ls -d "$HOME"/.pyenv/versions/3.9.*/bin/python3.9 2>/dev/null | tail -n 1 || true)
+fi
+if [ -n "$py39" ] && "$py39" -c 'import sys, venv; sys.exit(sys.version_info[:2] != (3, 9))' 2>/dev/null; then
+	make_venv "$cache/venv-userspace-py39" "$py39" "$py39_req"
+	echo "py39=$cache/venv-userspace-py39"
+else
+	echo "py39="
+fi

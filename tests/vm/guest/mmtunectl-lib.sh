@@ -1,0 +1,79 @@
+# Helpers for the mmtunectl guest tests (tests/7x-*.sh), sourced after /lib.sh.
+MMTUNECTL=/usr/sbin/mmtunectl
+PROFILES="balanced database web-latency batch-throughput virtualization-host container-host"
+MMTUNE_GROUPS="zswap swap_slots thp_swap split_zero pcp"
+
+# ctl ARGS...: run mmtunectl, show the command and its output; sets $out, $rc.
+ctl() {
+	out=$("$MMTUNECTL" "$@" 2>&1)
+	rc=$?
+	echo "\$ mmtunectl $*"
+	[ -n "$out" ] && echo "$out"
+	echo "(exit $rc)"
+}
+
+# ctl_rc WANT ARGS...: ctl, and fail unless it exits WANT.
+ctl_rc() {
+	want=$1; shift
+	ctl "$@"
+	[ "$rc" = "$want" ] || fail "mmtunectl $*: exit $rc, expected $want"
+}
+
+# out_has TEXT: the last output has a line starting with TEXT.
+out_has() {
+	echo "$out" | grep -qF -- "$1" || fail "output lacks '$1'"
+}
+
+# knob_snapshot FILE: every writable mm knob and its value, one per line.
+knob_snapshot() {
+	for f in /proc/sys/vm/* /sys/kernel/mm/transparent_hugepage/* \
+		/sys/kernel/mm/transparent_hugepage/khugepaged/* \
+		/sys/module/zswap/parameters/* /sys/kernel/mm/mmtune/*/*; do
+		[ -f "$f" ] || continue
+		case "$(stat -c %a "$f")" in 6??) ;; *) continue ;; esac
+		echo "$f=$(tr '\n' ' ' <"$f" 2>/dev/null)"
+	done >"$1"
+}
+
+# same_snapshot A B WHAT: fail with the difference when they differ.
+same_snapshot() {
+	diff "$1" "$2" || fail "$3"
+	info "ok: $3 ($(wc -l <"$1") knobs compared)"
+}
+
+# Read every value the active profile wants straight from the files
+# (not through mmtunectl's own reader) and compare.
+readback_check() {
+	"$MMTUNECTL" status --json | python3 -c '
+import json, re, sys
+doc = json.load(sys.stdin)
+bad = 0
+for k in doc["knobs"]:
+    w = k["wanted"]
+    if w is None:
+        continue
+    try:
+        raw = open(k["path"]).read().strip()
+    except FileNotFoundError:
+        print("absent %s (%s)" % (k["name"], "optional, skipped" if k["optional"] else "REQUIRED"))
+        bad += not k["optional"]
+        continue
+    m = re.search(r"\[(.*?)\]", raw)
+    live = m.group(1) if m else raw
+    if w[:2] == ">=":
+        ok = int(live) >= int(w[2:])
+    elif w[:2] == "<=":
+        ok = int(live) <= int(w[2:])
+    else:
+        ok = live == w
+    print("%s %s: wanted %s, file holds %r" % ("ok" if ok else "BAD", k["name"], w, raw))
+    bad += not ok
+sys.exit(1 if bad else 0)
+'
+}
+
+# Leave no profile, override or saved state to the next test.
+ctl_cleanup() {
+	"$MMTUNECTL" rollback >/dev/null 2>&1
+	rm -rf /run/mmtune /etc/mmtune/profile /etc/mmtune/profiles
+}

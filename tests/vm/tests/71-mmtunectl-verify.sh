@@ -1,0 +1,34 @@
+# verify: exit 0 when the kernel holds the profile, 1 naming each knob
+# changed by hand, 0 again after apply --auto; recommend copes with a guest
+# that has no systemd-detect-virt and no DMI.
+. /lib.sh
+. /mmtunectl-lib.sh
+load_mmtune
+trap ctl_cleanup EXIT
+
+ctl_rc 0 recommend -v
+out_has "virt=unknown"
+
+mkdir -p /etc/mmtune
+echo database >/etc/mmtune/profile
+ctl_rc 0 apply --auto
+out_has "profile database (override in /etc/mmtune/profile)"
+ctl_rc 0 verify
+
+echo 77 >/proc/sys/vm/swappiness
+ctl_rc 1 verify
+out_has "drift: sysctl.vm.swappiness: wanted 10, live 77"
+echo always >/sys/kernel/mm/transparent_hugepage/enabled
+ctl_rc 1 verify
+out_has "drift: thp.enabled: wanted never, live always"
+out_has "2 differ"
+if [ -f "$MMTUNE_SYSFS/zswap/enabled" ]; then
+	echo 0 >"$MMTUNE_SYSFS/zswap/enabled"
+	ctl_rc 1 verify
+	out_has "drift: mmtune.zswap.enabled: wanted 1, live 0"
+fi
+
+ctl_rc 0 status
+ctl_rc 0 apply --auto
+ctl_rc 0 verify
+out_has "0 differ"
