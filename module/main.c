@@ -16,12 +16,19 @@
 #include "version.h"
 
 const struct mmtune_ops mmtune_ops = {
-	.abi_version	= MMTUNE_ABI_VERSION,
-	.ops_size	= sizeof(struct mmtune_ops),
-	.owner		= THIS_MODULE,
+	.abi_version		= MMTUNE_ABI_VERSION,
+	.ops_size		= sizeof(struct mmtune_ops),
+	.owner			= THIS_MODULE,
+#ifdef CONFIG_ZSWAP
+	.zswap_store_large	= mmtune_zswap_store_whole,
+#endif
 };
 
-struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES];
+struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES] = {
+#ifdef CONFIG_ZSWAP
+	[MMTUNE_ZSWAP_LARGE] = { mmtune_zswap_init, mmtune_zswap_exit },
+#endif
+};
 
 /* Serialises feature switches; protects mmtune_active and mmtune_unloading. */
 static DEFINE_MUTEX(mmtune_switch_lock);

@@ -30,4 +30,24 @@ int mmtune_sysfs_init(void);
 void mmtune_sysfs_exit(void);
 extern struct kobject *mmtune_kobj;
 
+/* A read-only sysfs file showing one atomic_long_t counter. */
+struct mmtune_counter_attr {
+	struct kobj_attribute kattr;
+	atomic_long_t *counter;
+};
+
+ssize_t mmtune_counter_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf);
+
+#define MMTUNE_COUNTER_ATTR(_name, _counter)				\
+	struct mmtune_counter_attr _name##_attr = {			\
+		.kattr = __ATTR(_name, 0444, mmtune_counter_show, NULL),	\
+		.counter = &(_counter),					\
+	}
+
+/* Feature files: zswap.c */
+int mmtune_zswap_init(struct kobject *parent);
+void mmtune_zswap_exit(void);
+int mmtune_zswap_store_whole(struct folio *folio);
+
 #endif /* _MMTUNE_H */

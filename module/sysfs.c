@@ -12,6 +12,15 @@
 
 struct kobject *mmtune_kobj;
 
+ssize_t mmtune_counter_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	struct mmtune_counter_attr *ca =
+		container_of(attr, struct mmtune_counter_attr, kattr);
+
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(ca->counter));
+}
+
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {

@@ -116,6 +116,14 @@ def cmd_verify(ctx, args):
                 r["state"], r["name"], r["wanted"],
                 r["live"] if r["live"] is not None else "(no such file)", r["origin"]))
     bad = counts.get("drift", 0) + counts.get("missing", 0)
+    # A profile picked automatically must still be the one the overrides and
+    # rules pick now (e.g. config management changed /etc/mmtune/profile).
+    if state and sel.source != "explicit":
+        now = recommend.select(ctx)
+        if now.name != sel.name:
+            say("drift: profile: applied %s, now selected %s (%s); run mmtunectl apply --auto"
+                % (sel.name, now.name, now.reason))
+            bad += 1
     say("verify: profile %s%s: %d match, %d differ, %d skipped, %d owned by tuned" % (
         prof.name, "" if state else " (not applied)", counts.get("match", 0), bad,
         counts.get("skipped", 0), counts.get("tuned", 0)))
@@ -180,7 +188,7 @@ def cmd_status(ctx, args):
 def cmd_rollback(ctx, args):
     if not need_root(ctx, "rollback"):
         return EXIT_NOT_ROOT
-    return engine.rollback(ctx, say)
+    return engine.rollback(ctx, tuned.owned(ctx), say)
 
 
 def parser():

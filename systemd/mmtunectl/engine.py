@@ -208,7 +208,7 @@ def apply(ctx, profile, selection, owned, say):
         return 0
 
 
-def rollback(ctx, say):
+def rollback(ctx, owned, say):
     with Lock(ctx):
         state = load_state(ctx)
         if not state or not state["saved"]:
@@ -224,7 +224,10 @@ def rollback(ctx, say):
             if k.name not in state["saved"]:
                 continue
             live = read_knob(ctx, k)
-            if live is None:
+            if k.name in owned:
+                # tuned took it over since: restoring would fight tuned.
+                say("skip %s: owned by %s" % (k.name, owned[k.name]))
+            elif live is None:
                 say("skip %s: gone from this kernel (%s)" % (k.name, ctx.show(k.path)))
             elif live != state["saved"][k.name]:
                 plan.append((k, state["saved"][k.name], live, "saved original"))

@@ -135,9 +135,10 @@ RELATIONS = [
 # Read-only files shown by status: mmtune's identity and counters.
 MMTUNE_INFO = ["version", "abi_version"]
 COUNTERS = {
-    "zswap": ["thp_stored", "subpages_stored", "rollback_pool_limit",
-              "rollback_cgroup_limit", "rollback_nomem", "rollback_compress",
-              "rollback_other", "fallback_disk"],
+    "zswap": ["thp_stored", "subpages_stored", "subpages_rolled_back",
+              "rollback_pool_limit", "rollback_cgroup_limit", "rollback_nomem",
+              "rollback_compress", "rollback_other", "backoff_skipped",
+              "fallback_disk"],
     "swap_slots": ["alloc", "alloc_hit", "refill", "alloc_direct", "free_cached",
                    "flush", "activations", "deactivations"],
 }

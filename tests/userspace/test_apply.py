@@ -262,3 +262,13 @@ def test_tuned_owned_knobs_are_left_to_tuned(root, run):
     rc, out, err = run("verify")
     assert rc == 0
     assert out.endswith("4 owned by tuned\n")
+
+
+def test_rollback_leaves_knobs_tuned_took_over(root, run):
+    assert run("apply", "database")[0] == 0
+    tuned_root(root)                                     # tuned activated later
+    rc, out, err = run("rollback")
+    assert rc == 0
+    assert "skip sysctl.vm.swappiness: owned by tuned profile site-db (/etc/tuned/site-db/tuned.conf)\n" in out
+    assert fakeroot.read(root, SWAPPINESS) == "10"
+    assert fakeroot.read(root, "proc/sys/vm/dirty_background_ratio") == "10"   # not tuned's: restored

@@ -33,7 +33,7 @@ def test_install_layout(staged):
         ["usr/sbin/mmtunectl", "usr/lib/mmtune/recommend.rules",
          "usr/lib/systemd/system/mmtune.service", "usr/lib/systemd/system/mmtune-reapply.service",
          "usr/lib/systemd/system/swap.d/50-mmtune.conf", "usr/lib/modules-load.d/mmtune.conf",
-         "usr/lib/udev/rules.d/60-mmtune.rules"]
+         "usr/lib/udev/rules.d/60-mmtune.rules", "usr/share/doc/mmtune/mmtunectl.md"]
         + ["usr/lib/mmtune/python/mmtunectl/" + f for f in py]
         + ["usr/lib/mmtune/profiles/" + f for f in profiles])
     assert os.listdir(os.path.join(staged, "etc/mmtune")) == []

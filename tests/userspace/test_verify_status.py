@@ -96,3 +96,18 @@ def test_status_without_module(root, run):
     doc = json.loads(out)
     assert doc["module"] == {"loaded": False, "version": None, "abi_version": None, "features": {}}
     assert doc["counters"] == {}
+
+
+def test_verify_reports_a_changed_selection(root, run):
+    fakeroot.write(root, "etc/mmtune/profile", "database\n")
+    assert run("apply", "--auto")[0] == 0
+    assert run("verify")[0] == 0
+    fakeroot.write(root, "etc/mmtune/profile", "web-latency\n")     # config management moved on
+    rc, out, err = run("verify")
+    assert rc == 1
+    assert ("drift: profile: applied database, now selected web-latency (override in "
+            "/etc/mmtune/profile); run mmtunectl apply --auto\n") in out
+    assert run("apply", "--auto")[0] == 0
+    assert run("verify")[0] == 0
+    assert run("apply", "balanced")[0] == 0        # explicit: the override does not count
+    assert run("verify")[0] == 0

@@ -4,7 +4,10 @@
 # Results come back as TAP on a second serial port; the kernel console goes
 # to a log that is scanned for warnings, BUGs and lockdep reports.
 #
-#   tests/vm/run.sh [--demo] [--tests GLOB] [--verbose]
+#   tests/vm/run.sh [--demo] [--bench NAME] [--tests GLOB] [--verbose]
+#
+# --bench NAME runs tests/bench/NAME.sh in the guest instead of the tests
+# and shows its output (tests/bench/run.sh is the front end).
 #
 # Environment:
 #   KDIR                 kernel tree (default: build/kernel)
@@ -15,6 +18,9 @@
 #   MMTUNE_VM_KO         mmtune.ko to test instead of module/mmtune.ko (e.g.
 #                        one built by DKMS); the test modules are then
 #                        optional (tests/packaging)
+#   MMTUNE_VM_DISK_BPS   throttle the virtio swap disk to this many bytes/s
+#                        (qemu throttling.bps-total), so that disk swap is
+#                        not a page-cache-backed file in disguise
 #
 # Exit status: 0 when every test passed and the console is clean.
 set -euo pipefail
@@ -27,14 +33,18 @@ mem=${MMTUNE_VM_MEM:-2G}
 accel=${MMTUNE_VM_ACCEL:-tcg}
 mode=test
 tests='*'
+bench=
 verbose=0
+disk_bps=${MMTUNE_VM_DISK_BPS:-}
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--demo) mode=demo; verbose=1 ;;
+	--bench) mode=bench; bench=$2; verbose=1; shift
+		[ -f "$repo/tests/bench/$bench.sh" ] || die "no benchmark tests/bench/$bench.sh" ;;
 	--tests) tests=$2; shift ;;
 	--verbose) verbose=1 ;;
-	*) echo "usage: $0 [--demo] [--tests GLOB] [--verbose]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--demo] [--bench NAME] [--tests GLOB] [--verbose]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -59,7 +69,7 @@ mkdir -p "$out/root"
 
 # --- initramfs -------------------------------------------------------------
 root=$out/root
-mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,mmtune,tests,sysfs-docs}
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,mmtune,tests,bench,sysfs-docs}
 cp /bin/busybox "$root/bin/busybox"
 # Host programs the guest tests use, with the shared libraries they load.
 # python3 by absolute path: Debian's, not a pyenv shim that may be first on PATH.
@@ -96,9 +106,24 @@ for so in "$pylib"/lib-dynload/*.so; do
 	cp "$so" "$root$pylib/lib-dynload/"
 done
 make -s -C "$repo/systemd" install DESTDIR="$root" || die "cannot install mmtunectl into the guest"
+# Byte-compile just the modules mmtunectl loads (mmtunectl writes no
+# bytecode, and compiling them at every run costs seconds under TCG).
+/usr/bin/python3 - "$root" "$repo/systemd" <<'EOF_PY' || die "cannot byte-compile for the guest"
+import os, py_compile, sys
+root, src = sys.argv[1], sys.argv[2]
+sys.path.insert(0, src)
+import mmtunectl.cli  # pulls in every module mmtunectl uses,
+mmtunectl.cli.parser().format_help()  # and argparse's lazy imports
+for mod in list(sys.modules.values()):
+    f = getattr(mod, "__file__", None) or ""
+    if f.startswith(src + "/"):
+        f = "/usr/lib/mmtune/python/" + f[len(src) + 1:]
+    if f.endswith(".py") and os.path.exists(root + f):
+        py_compile.compile(root + f, dfile=f, doraise=True)
+EOF_PY
 for prog in "$repo"/tests/vm/progs/*.c; do
 	name=$(basename "$prog" .c)
-	gcc -O2 -Wall -Wextra -Werror -static -o "$root/bin/$name" "$prog" ||
+	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$root/bin/$name" "$prog" ||
 		die "cannot build $prog"
 done
 cp "$mmtune_ko" "$root/mmtune/mmtune.ko"
@@ -107,12 +132,15 @@ cp "$mmtune_ko" "$root/mmtune/mmtune.ko"
 modinfo -F version "$mmtune_ko" >"$root/mmtune/mmtune.version"
 cp "$repo"/tests/vm/guest/* "$root/"
 cp "$repo"/tests/vm/tests/*.sh "$root/tests/"
+cp "$repo"/tests/bench/*.sh "$root/bench/"
 cp "$repo"/sysfs-docs/* "$root/sysfs-docs/"
 chmod 0755 "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs.cpio.gz"
 
 # A sparse swap disk: becomes /dev/vda in the guest.
 truncate -s 4G "$out/swap.img"
+disk_opts=
+[ -n "$disk_bps" ] && disk_opts=",throttling.bps-total=$disk_bps"
 
 # --- boot ------------------------------------------------------------------
 : >"$out/results.tap"
@@ -122,9 +150,9 @@ start=$(date +%s)
 timeout --foreground "$timeout_s" qemu-system-x86_64 $accel_opt \
 	-smp 2 -m "$mem" -nodefaults -no-reboot -display none \
 	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0,115200 panic=-1 oops=panic rdinit=/init mmtune.mode=$mode mmtune.tests=$tests" \
+	-append "console=ttyS0,115200 panic=-1 oops=panic rdinit=/init mmtune.mode=$mode mmtune.tests=$tests mmtune.bench=$bench mmtune.disk_bps=${disk_bps:-0}" \
 	-serial "file:$out/console.log" -serial "file:$out/results.tap" \
-	-drive "file=$out/swap.img,if=virtio,format=raw,cache=unsafe,discard=unmap" \
+	-drive "file=$out/swap.img,if=virtio,format=raw,cache=unsafe,discard=unmap$disk_opts" \
 	>"$out/qemu.log" 2>&1 &
 qemu_pid=$!
 

@@ -28,6 +28,22 @@ swapon_zram 1G
 swap_integrity --size 128 --thp --evict memcg-max --limit 48 || failed "zram"
 swapoff_all
 
+echo "== zswap_large: 64 MiB of THPs, MADV_PAGEOUT, zswap (lz4/zsmalloc) in front of the virtio disk"
+swapon_disk
+zswap_enable
+for state in 0 1; do
+	echo $state >"$MMTUNE_ZSWAP/enabled"
+	echo "-- zswap/enabled=$state"
+	swap_integrity --size 64 --thp --fill compressible --evict pageout --seed $((60 + state)) ||
+		failed "zswap_large enabled=$state"
+done
+echo "-- $MMTUNE_ZSWAP counters"
+for f in thp_stored subpages_stored fallback_disk; do
+	printf '    %s %s\n' "$f" "$(mmtune_zswap $f)"
+done
+zswap_disable
+swapoff_all
+
 echo "== rmmod mmtune"
 rmmod mmtune || failed "rmmod"
 [ -e "$MMTUNE_SYSFS" ] && failed "$MMTUNE_SYSFS still there"

@@ -61,3 +61,59 @@ swapon_zram() {
 }
 
 thp_always() { echo always >/sys/kernel/mm/transparent_hugepage/enabled; }
+
+# assert_ge ACTUAL MIN WHAT / assert_le ACTUAL MAX WHAT
+assert_ge() {
+	[ "$1" -ge "$2" ] 2>/dev/null || fail "$3: got '$1', expected >= $2"
+	info "ok: $3 = $1 (>= $2)"
+}
+assert_le() {
+	[ "$1" -le "$2" ] 2>/dev/null || fail "$3: got '$1', expected <= $2"
+	info "ok: $3 = $1 (<= $2)"
+}
+
+# assert_write_ok FILE VALUE: the write succeeds and reads back as VALUE.
+assert_write_ok() {
+	printf '%s\n' "$2" >"$1" || fail "writing '$2' to $1 failed"
+	assert_eq "$(cat "$1")" "$2" "$1 after writing '$2'"
+}
+
+# assert_write_rejected FILE VALUE: EINVAL, and the old value stays.
+assert_write_rejected() {
+	old=$(cat "$1")
+	assert_eq "$(sysfs_write "$1" "$2")" EINVAL "writing '$2' to $1"
+	assert_eq "$(cat "$1")" "$old" "$1 kept after rejected '$2'"
+}
+
+# si_delta OUTPUT NAME: a value of swap_integrity's "deltas:" line.
+si_delta() {
+	awk -v k="$2" '/^deltas:/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$1"
+}
+
+# --- zswap and mmtune's zswap feature --------------------------------------
+ZSWAP_PARAMS=/sys/module/zswap/parameters
+MMTUNE_ZSWAP=$MMTUNE_SYSFS/zswap
+
+# zswap with zsmalloc and lz4, the pool limit at its default.
+zswap_enable() {
+	echo zsmalloc >$ZSWAP_PARAMS/zpool || fail "zswap zpool"
+	echo lz4 >$ZSWAP_PARAMS/compressor || fail "zswap compressor"
+	echo 20 >$ZSWAP_PARAMS/max_pool_percent
+	echo 1 >$ZSWAP_PARAMS/enabled || fail "zswap enabled"
+}
+zswap_disable() {
+	echo 0 >$ZSWAP_PARAMS/enabled
+	echo 20 >$ZSWAP_PARAMS/max_pool_percent
+}
+zswap_stored_pages() { cat /sys/kernel/debug/zswap/stored_pages; }
+mmtune_zswap() { cat "$MMTUNE_ZSWAP/$1"; }
+
+# wait_for FILE [SECONDS]: until FILE exists.
+wait_for() {
+	n=0
+	while [ ! -e "$1" ]; do
+		n=$((n + 1))
+		[ $n -gt $(( ${2:-300} * 10 )) ] && fail "timed out waiting for $1"
+		sleep 0.1
+	done
+}

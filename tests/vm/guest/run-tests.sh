@@ -34,4 +34,6 @@ for t in "$@"; do
 		grep -q "^$m " /proc/modules && rmmod "$m"
 	done
 	swapoff -a 2>/dev/null
+	echo 0 >/sys/module/zswap/parameters/enabled
+	echo 20 >/sys/module/zswap/parameters/max_pool_percent
 done

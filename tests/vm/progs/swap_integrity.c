@@ -22,7 +22,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "pattern.h"
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
@@ -32,9 +35,6 @@
 #define KSFT_FAIL 1
 #define KSFT_SKIP 4
 
-#define PAGE_SZ		4096UL
-#define THP_SZ		(2UL << 20)
-#define WORDS_PER_PAGE	(PAGE_SZ / sizeof(uint64_t))
 #define MAX_REPORTED	8
 #define CGROUP_ROOT	"/sys/fs/cgroup"
 
@@ -46,6 +46,9 @@ struct opts {
 	enum evict evict;
 	unsigned long limit_mib;	/* memcg limit; 0 = size / 2 */
 	unsigned long zero_every;	/* every Nth page stays zero; 0 = none */
+	enum fill fill;
+	const char *hold_dir;		/* pause between evict and verify */
+	unsigned long zswap_max_kib;	/* memory.zswap.max of the memcg */
 	unsigned int min_out_pct;	/* of the region, in pswpout + zswpout */
 	bool expect_thp_swpout;
 	uint64_t seed;
@@ -91,10 +94,11 @@ static void read_vmstat(struct vmstat *vs)
 	fclose(f);
 }
 
-/* The value of word @w of page @p: distinct per page, per word and per run. */
+static enum fill fill_mode;
+
 static inline uint64_t pattern(uint64_t seed, uint64_t p, uint64_t w)
 {
-	return ((p + 1) * 0x9E3779B97F4A7C15ULL ^ seed) + w * 0xD1B54A32D192ED03ULL;
+	return pattern_word(fill_mode, seed, p, w);
 }
 
 static bool page_is_zero(const struct opts *o, uint64_t p)
@@ -174,13 +178,37 @@ static int write_file(const char *path, const char *fmt, ...)
 	return ret;
 }
 
-/* A memcg of our own, limited, with this process in it. */
+/* THPs backing [start, start + len), from AnonHugePages in smaps. */
+static uint64_t count_thps(const void *start)
+{
+	unsigned long lo, hi, kib;
+	bool in_vma = false;
+	uint64_t thps = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in_vma = lo <= (uintptr_t)start && (uintptr_t)start < hi;
+		else if (in_vma && sscanf(line, "AnonHugePages: %lu kB", &kib) == 1)
+			thps = kib / (THP_SZ >> 10);
+	}
+	fclose(f);
+	return thps;
+}
+
+/*
+ * A memcg of our own with this process in it: limited for the memcg-*
+ * evictions, only with a memory.zswap.max for pageout.
+ */
 static int memcg_enter(const struct opts *o, char *dir, size_t dirlen)
 {
 	unsigned long limit = o->limit_mib ? o->limit_mib : o->size_mib / 2;
 	const char *knob = o->evict == EVICT_MEMCG_HIGH ? "memory.high" : "memory.max";
 	char path[256];
-	int ret;
+	int ret = 0;
 
 	/* Ignore failure: the controller may already be enabled. */
 	write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory");
@@ -189,8 +217,14 @@ static int memcg_enter(const struct opts *o, char *dir, size_t dirlen)
 		msg("cannot create %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/%s", dir, knob);
-	ret = write_file(path, "%lu", limit << 20);
+	if (o->evict != EVICT_PAGEOUT) {
+		snprintf(path, sizeof(path), "%s/%s", dir, knob);
+		ret = write_file(path, "%lu", limit << 20);
+	}
+	if (!ret && o->zswap_max_kib) {
+		snprintf(path, sizeof(path), "%s/memory.zswap.max", dir);
+		ret = write_file(path, "%lu", o->zswap_max_kib << 10);
+	}
 	if (!ret) {
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 		ret = write_file(path, "%d", getpid());
@@ -199,8 +233,28 @@ static int memcg_enter(const struct opts *o, char *dir, size_t dirlen)
 		msg("cannot set up %s: %s", dir, strerror(-ret));
 		return -1;
 	}
-	msg("in %s with %s=%luM", dir, knob, limit);
+	if (o->evict != EVICT_PAGEOUT)
+		msg("in %s with %s=%luM", dir, knob, limit);
+	else
+		msg("in %s", dir);
+	if (o->zswap_max_kib)
+		msg("memory.zswap.max=%luK", o->zswap_max_kib);
 	return 0;
+}
+
+/* Tell the test script that everything is out, then wait for its go. */
+static void hold(const char *dir)
+{
+	char path[256];
+	struct timespec tick = { 0, 50 * 1000 * 1000 };
+
+	snprintf(path, sizeof(path), "%s/evicted", dir);
+	if (write_file(path, "%d\n", getpid()))
+		msg("cannot create %s", path);
+	snprintf(path, sizeof(path), "%s/go", dir);
+	msg("holding: waiting for %s", path);
+	while (access(path, F_OK))
+		nanosleep(&tick, NULL);
 }
 
 static void memcg_leave(const char *dir)
@@ -218,6 +272,9 @@ static void usage(void)
 		"  --evict HOW          pageout | memcg-max | memcg-high (default pageout)\n"
 		"  --limit MIB          memcg limit (default size/2)\n"
 		"  --zero-every N       leave every Nth page all zero\n"
+		"  --fill KIND          random (incompressible, default) or compressible (~3:1)\n"
+		"  --zswap-max KIB      memory.zswap.max of the memcg (memcg-* only)\n"
+		"  --hold DIR           after eviction create DIR/evicted, wait for DIR/go\n"
 		"  --min-out-pct P      fail unless pswpout+zswpout grew by P%% of the region\n"
 		"                       (default 50)\n"
 		"  --expect-thp-swpout  fail unless thp_swpout grew\n"
@@ -237,6 +294,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "min-out-pct", required_argument, NULL, 'm' },
 		{ "expect-thp-swpout", no_argument, NULL, 'X' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "fill", required_argument, NULL, 'f' },
+		{ "hold", required_argument, NULL, 'H' },
+		{ "zswap-max", required_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -253,6 +313,16 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'm': o->min_out_pct = strtoul(optarg, NULL, 0); break;
 		case 'X': o->expect_thp_swpout = true; break;
 		case 'S': o->seed = strtoull(optarg, NULL, 0); break;
+		case 'H': o->hold_dir = optarg; break;
+		case 'Z': o->zswap_max_kib = strtoul(optarg, NULL, 0); break;
+		case 'f':
+			if (!strcmp(optarg, "random"))
+				o->fill = FILL_RANDOM;
+			else if (!strcmp(optarg, "compressible"))
+				o->fill = FILL_COMPRESSIBLE;
+			else
+				usage();
+			break;
 		case 'e':
 			if (!strcmp(optarg, "pageout"))
 				o->evict = EVICT_PAGEOUT;
@@ -277,16 +347,19 @@ int main(int argc, char **argv)
 	struct vmstat before, after;
 	char cgdir[128] = "";
 	struct opts o;
-	uint64_t pages, out, bad;
+	uint64_t pages, out, bad, thps;
 	uint64_t *mem;
 	char *raw;
 	int ret = KSFT_PASS;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_opts(argc, argv, &o);
+	fill_mode = o.fill;
 	pages = (o.size_mib << 20) / PAGE_SZ;
-	msg("%lu MiB, %s pages, evict by %s, zero every %lu", o.size_mib,
-	    o.thp ? "THP" : "4K", evict_names[o.evict], o.zero_every);
+	msg("%lu MiB, %s pages, %s fill, evict by %s, zero every %lu",
+	    o.size_mib, o.thp ? "THP" : "4K",
+	    o.fill == FILL_COMPRESSIBLE ? "compressible" : "random",
+	    evict_names[o.evict], o.zero_every);
 
 	/* Over-allocate so that the region starts on a THP boundary. */
 	raw = mmap(NULL, (o.size_mib << 20) + THP_SZ, PROT_READ | PROT_WRITE,
@@ -302,11 +375,14 @@ int main(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 
-	if (o.evict != EVICT_PAGEOUT && memcg_enter(&o, cgdir, sizeof(cgdir)))
+	if ((o.evict != EVICT_PAGEOUT || o.zswap_max_kib) &&
+	    memcg_enter(&o, cgdir, sizeof(cgdir)))
 		return KSFT_FAIL;
 
 	read_vmstat(&before);
 	fill(&o, mem, pages);
+	/* Under a memcg limit some THPs may be out already: a lower bound. */
+	thps = count_thps(mem);
 	if (o.evict == EVICT_PAGEOUT) {
 		if (madvise(mem, o.size_mib << 20, MADV_PAGEOUT)) {
 			msg("MADV_PAGEOUT: %s", strerror(errno));
@@ -314,11 +390,19 @@ int main(int argc, char **argv)
 		}
 	}
 	read_vmstat(&after);	/* before reading back: swap-ins evict more */
+	if (o.hold_dir)
+		hold(o.hold_dir);
 	bad = verify(&o, mem, pages);
 	if (cgdir[0])
 		memcg_leave(cgdir);
 
 	out = (after.pswpout - before.pswpout) + (after.zswpout - before.zswpout);
+	/* For test scripts: the counters moved by filling and evicting. */
+	printf("deltas: pswpout=%" PRIu64 " zswpout=%" PRIu64 " thp_swpout=%" PRIu64
+	       " thp_swpout_fallback=%" PRIu64 " pages=%" PRIu64 " thps=%" PRIu64 "\n",
+	       after.pswpout - before.pswpout, after.zswpout - before.zswpout,
+	       after.thp_swpout - before.thp_swpout,
+	       after.thp_swpout_fallback - before.thp_swpout_fallback, pages, thps);
 	msg("pswpout +%" PRIu64 " zswpout +%" PRIu64 " thp_swpout +%" PRIu64
 	    " thp_swpout_fallback +%" PRIu64 " of %" PRIu64 " pages",
 	    after.pswpout - before.pswpout, after.zswpout - before.zswpout,

@@ -1,0 +1,110 @@
+# zswap storing THPs whole (issue 3): swap-out throughput of a usemem-like
+# writer at 1.5x its memcg limit, three configurations in one boot, rounds
+# interleaved so that drift in the host hits all three alike:
+#   stock     mmtune not loaded: zswap refuses THPs, they go to the disk
+#   split-4k  mmtune not loaded, swap disk marked rotational: 6.1 gets no
+#             THP swap cluster there, so reclaim splits every THP and zswap
+#             takes the 4K pages (what THP_SWAP=n does)
+#   mmtune    mmtune zswap_large on: zswap stores THPs whole
+# Then single-thread lz4 and zstd speed (-b1, 4K blocks) on the same bytes.
+# Guest side; run it with tests/bench/run.sh zswap-large.
+# disk-bps: 524288000
+. /lib.sh
+limit=${BENCH_LIMIT_MIB:-512}
+size=$((limit * 3 / 2))
+rounds=${BENCH_ROUNDS:-3}
+results=/tmp/bench.results
+bench_failed() { echo "BENCH FAILED: $*"; touch /tmp/demo-failed; }
+
+disk_limit="unthrottled"
+[ "${MMTUNE_DISK_BPS:-0}" != 0 ] && disk_limit="$((MMTUNE_DISK_BPS / 1048576)) MiB/s (qemu throttling.bps-total)"
+echo "== zswap-large: usemem writes ${size} MiB (compressible, ~4:1) in a memcg with memory.max=${limit} MiB"
+echo "== $(nproc) vCPUs (TCG), $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo); swap: 4 GiB virtio disk, $disk_limit; zswap lz4/zsmalloc, max_pool_percent 20"
+
+thp_always
+zswap_enable
+
+# setup CONFIG: module and swap device as CONFIG wants them.
+setup() {
+	swapoff_all
+	grep -q "^mmtune " /proc/modules && rmmod mmtune
+	rotational=0
+	[ "$1" = split-4k ] && rotational=1
+	echo $rotational >/sys/block/vda/queue/rotational
+	mkswap /dev/vda >/dev/null && swapon /dev/vda || bench_failed "swapon"
+	if [ "$1" = mmtune ]; then
+		insmod "$MMTUNE_KO" && echo 1 >"$MMTUNE_ZSWAP/enabled" || bench_failed "mmtune"
+	fi
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	echo 1 >/proc/sys/vm/compact_memory
+}
+
+# run CONFIG ROUND: one usemem run, one line of results.
+run() {
+	setup "$1"
+	set -- "$1" "$2" $(vmstat pswpout) $(vmstat zswpout) $(vmstat thp_swpout) $(vmstat thp_swpout_fallback)
+	mkdir -p /sys/fs/cgroup/bench
+	echo "${limit}M" >/sys/fs/cgroup/bench/memory.max
+	echo $$ >/sys/fs/cgroup/bench/cgroup.procs
+	out=$(usemem --size "$size" --fill compressible) || bench_failed "$1 round $2: $out"
+	echo $$ >/sys/fs/cgroup/cgroup.procs
+	rmdir /sys/fs/cgroup/bench
+	echo "$1 round $2: $out"
+	mbps=$(echo "$out" | sed -n 's/.* mbps=\([0-9.]*\).*/\1/p')
+	sys=$(echo "$out" | sed -n 's/.* sys_s=\([0-9.]*\).*/\1/p')
+	echo "$1 $2 $mbps $sys $(( $(vmstat pswpout) - $3 )) $(( $(vmstat zswpout) - $4 ))" \
+		"$(( $(vmstat thp_swpout) - $5 )) $(( $(vmstat thp_swpout_fallback) - $6 ))" >>"$results"
+}
+
+: >"$results"
+r=1
+while [ $r -le "$rounds" ]; do
+	for config in stock split-4k mmtune; do
+		run $config $r
+	done
+	r=$((r + 1))
+done
+stored=$(cat "$MMTUNE_ZSWAP/thp_stored") fallbacks=$(cat "$MMTUNE_ZSWAP/fallback_disk")
+rmmod mmtune
+swapoff_all
+
+# Raw compressor speed, single thread, 4K blocks as zswap compresses.
+usemem --dump /tmp/bench.data --size 64 --fill compressible
+lz4_mbps=$(lz4 -b1 -B4096 /tmp/bench.data 2>&1 | tr '\r' '\n' | grep 'MB/s' | tail -n 1 |
+	sed -n 's/.*), *\([0-9.]*\) MB\/s.*/\1/p')
+zstd_mbps=$(zstd -b1 -B4096 /tmp/bench.data 2>&1 | tr '\r' '\n' | grep 'MB/s' | tail -n 1 |
+	sed -n 's/.*), *\([0-9.]*\) MB\/s.*/\1/p')
+rm -f /tmp/bench.data
+
+# Medians per configuration, then the table of ratios.
+echo
+echo "== results: median of $rounds rounds; MB/s = 10^6 bytes written per second of wall time"
+awk -v lz4="$lz4_mbps" -v zstd="$zstd_mbps" -v stored="$stored" -v fallbacks="$fallbacks" '
+function median(list, n,   a, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+	mb[$1] = mb[$1] " " $3; sys[$1] = sys[$1] " " $4
+	pswp[$1] += $5; zswp[$1] += $6; thp[$1] += $7; fb[$1] += $8; n[$1]++
+}
+END {
+	split("stock split-4k mmtune", order, " ")
+	for (i = 1; i <= 3; i++) { c = order[i]; m[c] = median(mb[c]); s[c] = median(sys[c]) }
+	printf "%-9s %9s %7s %9s %9s %10s %10s %10s %9s\n", "config", "MB/s", "sys s", "vs stock", "vs split", "pswpout", "zswpout", "thp_swpout", "fallback"
+	for (i = 1; i <= 3; i++) {
+		c = order[i]
+		printf "%-9s %9.1f %7.2f %8.2fx %8.2fx %10d %10d %10d %9d\n", c, m[c], s[c], m[c] / m["stock"], m[c] / m["split-4k"],
+			pswp[c] / n[c], zswp[c] / n[c], thp[c] / n[c], fb[c] / n[c]
+	}
+	printf "(vmstat columns: mean per round; fallback = thp_swpout_fallback, THPs split for swap)\n"
+	printf "mmtune zswap/thp_stored %d, zswap/fallback_disk %d over all mmtune rounds\n", stored, fallbacks
+	printf "\nraw single-thread compression, 4K blocks, same bytes: lz4 -b1 %.1f MB/s, zstd -b1 %.1f MB/s\n", lz4, zstd
+	printf "mmtune (zswap lz4) swap-out throughput = %.0f%% of raw lz4, %.0f%% of raw zstd\n", 100 * m["mmtune"] / lz4, 100 * m["mmtune"] / zstd
+	printf "\ngoals: mmtune >= 1.25x split-4k: %s (%.2fx); mmtune >= 5x stock: %s (%.2fx); >= 70%% of raw lz4: %s (%.0f%%)\n",
+		m["mmtune"] >= 1.25 * m["split-4k"] ? "met" : "NOT met", m["mmtune"] / m["split-4k"],
+		m["mmtune"] >= 5 * m["stock"] ? "met" : "NOT met", m["mmtune"] / m["stock"],
+		m["mmtune"] >= 0.7 * lz4 ? "met" : "NOT met", 100 * m["mmtune"] / lz4
+}' "$results"
