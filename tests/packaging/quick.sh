@@ -10,7 +10,7 @@ quick_checks() {
 
 	if ! check "packages: build mmtune, mmtune-dkms .deb and .rpm (version $ver)" \
 		packaging/build.sh deb rpm; then
-		return 0
+		return 1
 	fi
 	local deb_tools=$debdir/mmtune_${ver}_all.deb deb_dkms=$debdir/mmtune-dkms_${ver}_all.deb
 	local rpm_tools=$rpmdir/mmtune-$ver-1.noarch.rpm rpm_dkms=$rpmdir/mmtune-dkms-$ver-1.noarch.rpm
@@ -36,6 +36,10 @@ quick_checks() {
 		tools_files_ok "$deb_tools" /lib/systemd/system
 	check "mmtune.rpm: CLI and its man page, private Python package, units, modules-load.d entry; no litter" \
 		tools_files_ok "$rpm_tools" /usr/lib/systemd/system
+	check "mmtune.deb: the file each unit's Documentation= names is in the package" \
+		unit_docs_ok "$deb_tools"
+	check "mmtune.rpm: the file each unit's Documentation= names is in the package" \
+		unit_docs_ok "$rpm_tools"
 	check "mmtune.deb: every file under /etc is a conffile, and nothing else" \
 		deb_conffiles_ok "$deb_tools"
 	check "mmtune.rpm: every file under /etc is %config(noreplace), and nothing else" \
@@ -170,6 +174,26 @@ tools_files_ok() {
 	if grep -E '^/usr/src' "$list"; then echo "module sources in the tools package (above)"; bad=1; fi
 	echo "$(wc -l <"$list") paths, e.g.:"; grep -E 'mmtunectl|\.service$|modules-load' "$list"
 	return $bad
+}
+
+# Every file:/ URL in the units' Documentation= lines is shipped.
+unit_docs_ok() {
+	local tmp rc=0 u doc
+	tmp=$(mktemp -d)
+	case "$1" in
+	*.deb) dpkg-deb -x "$1" "$tmp" ;;
+	*.rpm) (cd "$tmp" && rpm2cpio "$OLDPWD/$1" | cpio -idm --quiet) ;;
+	esac
+	for u in "$tmp"/lib/systemd/system/*.service "$tmp"/usr/lib/systemd/system/*.service; do
+		[ -f "$u" ] || continue
+		for doc in $(sed -n 's/^Documentation=//p' "$u"); do
+			case "$doc" in file:*) doc=${doc#file:} ;; *) continue ;; esac
+			if [ -f "$tmp$doc" ]; then echo "$(basename "$u"): $doc shipped"
+			else echo "$(basename "$u"): $doc missing"; rc=1; fi
+		done
+	done
+	rm -rf "$tmp"
+	return $rc
 }
 
 deb_conffiles_ok() {
