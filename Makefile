@@ -5,6 +5,10 @@
 #   make run       the main job: boot the kernel with mmtune in qemu, show it
 #   make check     every test suite (unit, static, VM), one summary line
 #   make unit | style | userspace | vm-check   one suite
+#   make packages          mmtune and mmtune-dkms .deb and .rpm (build/packaging/out)
+#   make kernel-packages   the patched kernel as .deb and .rpm (cached)
+#   make check-packaging   the whole packaging suite: kernel packages, DKMS in
+#                          a Debian 12 root, RPMs, install and boot (long)
 #
 # On a fresh Debian 12 machine use scripts/dev.sh, which installs the build
 # dependencies first (see README.md).
@@ -43,9 +47,18 @@ style: kernel
 vm-check: modules
 	tests/vm/run.sh
 
+packages:
+	packaging/build.sh
+
+kernel-packages:
+	packaging/kernel/build-kernel-pkgs.sh
+
+check-packaging:
+	tests/packaging/run.sh --full
+
 clean:
-	rm -rf build/unit build/vm build/vm-failed-* build/test-logs
+	rm -rf build/unit build/vm build/vm-failed-* build/test-logs build/packaging
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel modules run check unit style userspace vm-check clean
+.PHONY: all setup kernel modules run check unit style userspace vm-check clean packages kernel-packages check-packaging

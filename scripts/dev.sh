@@ -4,11 +4,12 @@
 #
 #   scripts/dev.sh run     build what is missing, boot it, show mmtune
 #   scripts/dev.sh check   build what is missing, run every test suite
+#   scripts/dev.sh check-packaging   the long packaging suite (README.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
-run|check) ;;
-*) echo "usage: $0 run|check" >&2; exit 2 ;;
+run|check|check-packaging) ;;
+*) echo "usage: $0 run|check|check-packaging" >&2; exit 2 ;;
 esac
 scripts/setup-host.sh
 exec make --no-print-directory "$1"

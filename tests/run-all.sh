@@ -2,7 +2,8 @@
 # Run every test suite, print each result, and end with one summary line.
 # Suites: unit (userspace, cmocka), static (checkpatch, ABI docs), userspace
 # (mmtunectl: pytest, vermin, systemd-analyze, ansible), vm (boots
-# the patched kernel under qemu and runs the guest tests). Expects the
+# the patched kernel under qemu and runs the guest tests), packaging (builds
+# and lints the mmtune packages). Expects the
 # kernel and modules built (the top-level "make check" does that).
 set -uo pipefail
 
@@ -42,6 +43,8 @@ run_suite unit make -s -C tests/unit check
 run_suite static scripts/check-style-docs.sh
 run_suite userspace tests/userspace/run.sh
 run_suite vm tests/vm/run.sh
+# The quick part only; the full one is "make check-packaging".
+run_suite packaging tests/packaging/run.sh --quick
 
 echo "=== all suites in $(( $(date +%s) - start ))s"
 echo "tests: $passed passed, $failed failed, $skipped skipped"

@@ -15,6 +15,9 @@
 #   MMTUNE_VM_MEM        guest memory (default 2G)
 #   MMTUNE_VM_ACCEL      tcg (default) or kvm; kvm crawls and dies on these
 #                        machines, so it is opt-in only
+#   MMTUNE_VM_KO         mmtune.ko to test instead of module/mmtune.ko (e.g.
+#                        one built by DKMS); the test modules are then
+#                        optional (tests/packaging)
 #   MMTUNE_VM_DISK_BPS   throttle the virtio swap disk to this many bytes/s
 #                        (qemu throttling.bps-total), so that disk swap is
 #                        not a page-cache-backed file in disguise
@@ -50,9 +53,10 @@ die() { echo "vm: error: $*" >&2; exit 1; }
 
 bzimage=$kdir/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || die "no kernel at $bzimage (make kernel)"
-for ko in "$repo/module/mmtune.ko" "$repo/tests/kmod/mmtune_probe.ko"; do
-	[ -f "$ko" ] || die "missing $ko (make modules)"
-done
+mmtune_ko=${MMTUNE_VM_KO:-$repo/module/mmtune.ko}
+probe_ko=$repo/tests/kmod/mmtune_probe.ko
+[ -f "$mmtune_ko" ] || die "missing $mmtune_ko (make modules)"
+[ -f "$probe_ko" ] || [ -n "${MMTUNE_VM_KO:-}" ] || die "missing $probe_ko (make modules)"
 
 case "$accel" in
 tcg) accel_opt="-accel tcg,thread=multi" ;;
@@ -122,9 +126,10 @@ for prog in "$repo"/tests/vm/progs/*.c; do
 	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$root/bin/$name" "$prog" ||
 		die "cannot build $prog"
 done
-cp "$repo/module/mmtune.ko" "$repo/tests/kmod/mmtune_probe.ko" "$root/mmtune/"
+cp "$mmtune_ko" "$root/mmtune/mmtune.ko"
+[ -f "$probe_ko" ] && cp "$probe_ko" "$root/mmtune/"
 # busybox modinfo needs modules.dep; the host's modinfo tells the guest tests.
-modinfo -F version "$repo/module/mmtune.ko" >"$root/mmtune/mmtune.version"
+modinfo -F version "$mmtune_ko" >"$root/mmtune/mmtune.version"
 cp "$repo"/tests/vm/guest/* "$root/"
 cp "$repo"/tests/vm/tests/*.sh "$root/tests/"
 cp "$repo"/tests/bench/*.sh "$root/bench/"

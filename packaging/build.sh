@@ -1,0 +1,112 @@
+#!/bin/bash
+# Build the mmtune and mmtune-dkms packages (.deb and/or .rpm) from this tree.
+#
+#   packaging/build.sh [deb] [rpm]        (default: both)
+#
+# Stages the sources the packages need under build/packaging/stage/ (only
+# files git tracks or would track: no build litter, no hidden files), adds
+# debian/ there (dpkg-buildpackage wants it at the top of the source tree,
+# the repo keeps it in packaging/debian) with a changelog generated from
+# module/version.h, and builds:
+#   build/packaging/out/deb/mmtune_<ver>_all.deb, mmtune-dkms_<ver>_all.deb
+#   build/packaging/out/rpm/mmtune-<ver>-1.noarch.rpm, mmtune-dkms-...
+# The kernel packages are built by packaging/kernel/build-kernel-pkgs.sh.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+out=$repo/build/packaging/out
+stage_root=$repo/build/packaging/stage
+want=()
+for a in "$@"; do
+	case "$a" in
+	deb|rpm) want+=("$a") ;;
+	*) echo "usage: $0 [deb] [rpm]" >&2; exit 2 ;;
+	esac
+done
+[ ${#want[@]} -gt 0 ] || want=(deb rpm)
+
+log() { echo "packaging: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+ver=$("$repo/packaging/version.sh")
+# The tools come from issue 7's install target; say so instead of failing
+# somewhere inside debhelper or rpmbuild.
+grep -qE '^install:' "$repo/systemd/Makefile" 2>/dev/null ||
+	die "systemd/Makefile has no install target: the mmtune tools package needs it (issue 7)"
+
+# Reproducible dates: the last commit, else now.
+SOURCE_DATE_EPOCH=$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)
+export SOURCE_DATE_EPOCH
+
+# --- stage -----------------------------------------------------------------
+src=$stage_root/mmtune-$ver
+rm -rf "$stage_root"
+mkdir -p "$src" "$out"
+list_files() {
+	if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git -C "$repo" ls-files -co --exclude-standard -- "$@"
+	else
+		(cd "$repo" && find "$@" -type f)
+	fi
+}
+list_files README.md module packaging systemd |
+	grep -vE '(^|/)\.|(^|/)__pycache__/|\.(o|ko|mod|mod\.c|pyc|cmd)$|(^|/)(modules\.order|Module\.symvers)$' |
+	while read -r f; do
+		[ -f "$repo/$f" ] || continue	# deleted but still in the index
+		install -D -m "$(stat -c %a "$repo/$f")" "$repo/$f" "$src/$f"
+	done
+cp -a "$repo/packaging/debian" "$src/debian"
+rm -f "$src/debian/changelog"
+commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+cat >"$src/debian/changelog" <<EOF
+mmtune ($ver) unstable; urgency=medium
+
+  * mmtune $ver, built from commit $commit (version from module/version.h).
+
+ -- mmtune developers <mmtune-dev@example.com>  $(date -u -R -d "@$SOURCE_DATE_EPOCH")
+EOF
+find "$src" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+
+# --- deb -------------------------------------------------------------------
+if [[ " ${want[*]} " == *" deb "* ]]; then
+	log "dpkg-buildpackage -b: mmtune $ver (log: build/packaging/deb.log)"
+	rm -rf "$out/deb"
+	mkdir -p "$out/deb"
+	if ! (cd "$src" && dpkg-buildpackage -b -us -uc) >"$repo/build/packaging/deb.log" 2>&1; then
+		tail -n 30 "$repo/build/packaging/deb.log" >&2
+		die "dpkg-buildpackage failed; full log: build/packaging/deb.log"
+	fi
+	mv "$stage_root"/*.deb "$out/deb/"
+	mv "$stage_root"/*.changes "$stage_root"/*.buildinfo "$out/deb/" 2>/dev/null || true
+	(cd "$out/deb" && ls *.deb) | sed 's/^/packaging: built /' >&2
+fi
+
+# --- rpm -------------------------------------------------------------------
+if [[ " ${want[*]} " == *" rpm "* ]]; then
+	log "rpmbuild -bb: mmtune $ver (log: build/packaging/rpm.log)"
+	top=$repo/build/packaging/rpmbuild
+	rm -rf "$top" "$out/rpm"
+	mkdir -p "$top/SOURCES" "$out/rpm"
+	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+		--exclude=debian -C "$stage_root" -czf "$top/SOURCES/mmtune-$ver.tar.gz" "mmtune-$ver"
+	rpmopts=(--define "_topdir $top" --define "mmtune_version $ver"
+		--define "packager mmtune developers <mmtune-dev@example.com>")
+	# Debian's rpm has no systemd-rpm-macros: load our stand-in, which
+	# expands like the real ones (see packaging/rpm/macros.systemd-fallback).
+	# On a dnf system the spec's BuildRequires pull the real macros instead.
+	if [ "$(rpm --eval '%{?systemd_post:yes}')" != yes ]; then
+		rpmopts+=(--load "$repo/packaging/rpm/macros.systemd-fallback" --nodeps)
+	fi
+	# Debian's /bin/sh is dash, and rpm's brp-compress uses bash's "read -d":
+	# run it with bash, as it runs on Fedora, so man pages get compressed.
+	[ "$(readlink -f /bin/sh)" = /usr/bin/dash ] &&
+		rpmopts+=(--define "__brp_compress bash $(rpm --eval '%__brp_compress')")
+	if ! rpmbuild -bb "${rpmopts[@]}" "$repo/packaging/rpm/mmtune.spec" \
+		>"$repo/build/packaging/rpm.log" 2>&1; then
+		tail -n 30 "$repo/build/packaging/rpm.log" >&2
+		die "rpmbuild failed; full log: build/packaging/rpm.log"
+	fi
+	mv "$top"/RPMS/noarch/*.rpm "$out/rpm/"
+	rm -rf "$top"
+	(cd "$out/rpm" && ls *.rpm) | sed 's/^/packaging: built /' >&2
+fi

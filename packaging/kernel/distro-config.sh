@@ -1,0 +1,27 @@
+#!/bin/sh
+# Adapt a distribution's kernel config (Debian: linux-config-6.1, Amazon
+# Linux / Fedora: /boot/config-*) for a linux-source tree that has the
+# mmtune patch series applied. Run in the top of that tree:
+#
+#   packaging/kernel/distro-config.sh .config
+#
+# Turns the hook core on, empties the local version (the release comes from
+# "make LOCALVERSION=-mmtune ..."), clears certificate paths that point
+# into the distribution's own packaging tree, runs "make olddefconfig" and
+# fails unless CONFIG_MMTUNE_HOOKS=y survived.
+set -eu
+cfg=${1:?usage: $0 CONFIG (in the patched kernel tree)}
+[ -f Kconfig ] && [ -x scripts/config ] || { echo "distro-config: run this in the top of the kernel tree" >&2; exit 1; }
+grep -q '^config MMTUNE_HOOKS' mm/Kconfig 2>/dev/null ||
+	{ echo "distro-config: this tree has no mmtune patches (mm/Kconfig lacks MMTUNE_HOOKS)" >&2; exit 1; }
+scripts/config --file "$cfg" \
+	--enable MMTUNE_HOOKS \
+	--set-str LOCALVERSION "" \
+	--disable LOCALVERSION_AUTO \
+	--set-str SYSTEM_TRUSTED_KEYS "" \
+	--set-str SYSTEM_REVOCATION_KEYS "" \
+	--set-str BUILD_SALT ""
+KCONFIG_CONFIG=$cfg make -s olddefconfig
+grep -qx 'CONFIG_MMTUNE_HOOKS=y' "$cfg" ||
+	{ echo "distro-config: CONFIG_MMTUNE_HOOKS=y did not survive olddefconfig in $cfg" >&2; exit 1; }
+echo "distro-config: $cfg ready: CONFIG_MMTUNE_HOOKS=y, release $(make -s KCONFIG_CONFIG="$cfg" LOCALVERSION=-mmtune kernelrelease)"

@@ -1,0 +1,279 @@
+# Quick packaging checks (part of "make check"): build the mmtune and
+# mmtune-dkms .deb and .rpm, gate on lintian and rpmlint, check versions,
+# file lists, conffiles and maintainer scripts. Sourced by run.sh.
+
+quick_checks() {
+	local ver debdir rpmdir d
+	ver=$(packaging/version.sh)
+	debdir=build/packaging/out/deb
+	rpmdir=build/packaging/out/rpm
+
+	if ! check "packages: build mmtune, mmtune-dkms .deb and .rpm (version $ver)" \
+		packaging/build.sh deb rpm; then
+		return 1
+	fi
+	local deb_tools=$debdir/mmtune_${ver}_all.deb deb_dkms=$debdir/mmtune-dkms_${ver}_all.deb
+	local rpm_tools=$rpmdir/mmtune-$ver-1.noarch.rpm rpm_dkms=$rpmdir/mmtune-dkms-$ver-1.noarch.rpm
+
+	# --- lint gates ---------------------------------------------------------
+	check "lintian: no error or warning (pedantic and info shown)" lint_debs "$debdir"/*.changes
+	check "lintian: every override has a comment saying why" overrides_justified packaging/debian/*lintian-overrides
+	check "rpmlint: no error or warning with packaging/rpm/rpmlint.toml" lint_rpms "$rpm_tools" "$rpm_dkms"
+	check "rpmlint: every filter has a comment saying why" filters_justified packaging/rpm/rpmlint.toml
+
+	# --- versions: one source, module/version.h -----------------------------
+	check "version: .deb, .rpm and both dkms.conf say $ver" versions_agree "$ver" \
+		"$deb_tools" "$deb_dkms" "$rpm_tools" "$rpm_dkms"
+
+	# --- file lists ---------------------------------------------------------
+	check "mmtune-dkms.deb: /usr/src/mmtune-$ver holds exactly the module sources and dkms.conf" \
+		dkms_files_exact "$ver" "$deb_dkms"
+	check "mmtune-dkms.rpm: /usr/src/mmtune-$ver holds exactly the module sources and dkms.conf" \
+		dkms_files_exact "$ver" "$rpm_dkms"
+	check "dkms.conf: version filled in, BUILD_EXCLUSIVE_CONFIG and AUTOINSTALL set (deb and rpm)" \
+		dkms_conf_ok "$ver" "$deb_dkms" "$rpm_dkms"
+	check "mmtune.deb: CLI and its man page, private Python package, units, modules-load.d entry; no litter" \
+		tools_files_ok "$deb_tools" /lib/systemd/system
+	check "mmtune.rpm: CLI and its man page, private Python package, units, modules-load.d entry; no litter" \
+		tools_files_ok "$rpm_tools" /usr/lib/systemd/system
+	check "mmtune.deb: the file each unit's Documentation= names is in the package" \
+		unit_docs_ok "$deb_tools"
+	check "mmtune.rpm: the file each unit's Documentation= names is in the package" \
+		unit_docs_ok "$rpm_tools"
+	check "mmtune.deb: every file under /etc is a conffile, and nothing else" \
+		deb_conffiles_ok "$deb_tools"
+	check "mmtune.rpm: every file under /etc is %config(noreplace), and nothing else" \
+		rpm_config_ok "$rpm_tools"
+	check "mmtune.deb: modules-load.d entry loads mmtune" \
+		modules_load_ok deb "$deb_tools"
+	check "mmtune.rpm: modules-load.d entry loads mmtune" \
+		modules_load_ok rpm "$rpm_tools"
+
+	# --- maintainer scripts -------------------------------------------------
+	check "mmtune-dkms.deb: postinst runs DKMS (dh_dkms), prerm removes it, /usr/src trigger builds for late headers" \
+		deb_dkms_scripts_ok "$deb_dkms"
+	check "mmtune.deb: units enabled and started by dh_installsystemd" \
+		deb_tools_scripts_ok "$deb_tools"
+	check "mmtune-dkms.rpm: %post dkms add+install, %preun dkms remove, %triggerin on kernel-devel" \
+		rpm_dkms_scripts_ok "$rpm_dkms"
+	check "mmtune.rpm: %systemd_post/%systemd_preun/%systemd_postun_with_restart expanded, preset enables mmtune.service" \
+		rpm_tools_scripts_ok "$rpm_tools"
+}
+
+deb_files() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' | grep -v '^$'; }
+
+# pkg_files PKG: its paths, one a line, into a temporary file; prints the name.
+pkg_files() {
+	local f
+	f=$(mktemp)
+	case "$1" in
+	*.deb) deb_files "$1" >"$f" ;;
+	*.rpm) rpm -qpl "$1" >"$f" ;;
+	esac
+	echo "$f"
+}
+
+lint_debs() {
+	local out
+	out=$(lintian --pedantic --display-info --show-overrides "$@" 2>&1 | grep -v 'running with root privileges')
+	echo "$out"
+	! grep -qE '^[EW]: ' <<<"$out"
+}
+
+lint_rpms() {
+	local out
+	out=$(rpmlint -c packaging/rpm/rpmlint.toml "$@" 2>&1)
+	echo "$out"
+	! grep -qE ': [EW]: ' <<<"$out"
+}
+
+# Each override / filter line must follow a comment line.
+overrides_justified() {
+	local f
+	for f in "$@"; do
+		[ -f "$f" ] || continue
+		awk -v f="$f" '/^#/ { c = 1; next } /^[[:space:]]*$/ { c = 0; next }
+			{ if (!c) { print f ":" NR ": override without a comment: " $0; bad = 1 } }
+			END { exit bad }' "$f" || return 1
+		echo "$f: $(grep -cvE '^#|^[[:space:]]*$' "$f") override(s), all commented"
+	done
+}
+
+filters_justified() {
+	awk '/^Filters/ { in_f = 1; next } in_f && /^\]/ { in_f = 0 }
+		in_f && /^[[:space:]]*#/ { c = 1; next }
+		in_f && /^[[:space:]]*'\''/ { if (!c) { print FILENAME ":" NR ": filter without a comment: " $0; bad = 1 }; n++; c = 0 }
+		END { print n " filter(s)"; exit bad }' "$1"
+}
+
+versions_agree() {
+	local ver=$1 bad=0 v f tmp
+	for f in "$2" "$3"; do
+		v=$(dpkg-deb -f "$f" Version); echo "$f: $v"
+		[ "$v" = "$ver" ] || bad=1
+	done
+	for f in "$4" "$5"; do
+		v=$(rpm -qp --qf '%{VERSION}' "$f"); echo "$f: $v"
+		[ "$v" = "$ver" ] || bad=1
+	done
+	tmp=$(mktemp -d)
+	dpkg-deb -x "$3" "$tmp"
+	v=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$tmp/usr/src/mmtune-$ver/dkms.conf"); echo "deb dkms.conf: $v"
+	[ "$v" = "$ver" ] || bad=1
+	rm -rf "$tmp"
+	v=$(rpm2cpio "$5" | cpio -i --quiet --to-stdout "./usr/src/mmtune-$ver/dkms.conf" | sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p')
+	echo "rpm dkms.conf: $v"
+	[ "$v" = "$ver" ] || bad=1
+	return $bad
+}
+
+# stdin-like file of package paths; compares /usr/src/mmtune-<ver> with the
+# module's tracked sources.
+dkms_files_exact() {
+	local ver=$1 list want got
+	list=$(pkg_files "$2")
+	want=$( { echo Kbuild; echo Makefile; echo dkms.conf
+		git ls-files module 2>/dev/null | sed -n 's|^module/\([^/]*\.[ch]\)$|\1|p' | grep -v '\.mod\.c$'
+	} | sort)
+	got=$(grep "^/usr/src/mmtune-$ver/" "$list" | sed "s|^/usr/src/mmtune-$ver/||" | sort)
+	echo "files: $(echo $got)"
+	if grep '^/usr/src' "$list" | grep -vE "^/usr/src(/mmtune-$ver(/.*)?)?$"; then
+		echo "files outside /usr/src/mmtune-$ver (above)"; return 1
+	fi
+	if grep -E '/\.|\.(o|ko|cmd|mod|mod\.c|order|symvers)$' "$list"; then
+		echo "hidden files or build litter (above)"; return 1
+	fi
+	[ "$want" = "$got" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
+}
+
+dkms_conf_ok() {
+	local ver=$1 tmp conf rc=0
+	tmp=$(mktemp -d)
+	dpkg-deb -x "$2" "$tmp/deb"
+	mkdir -p "$tmp/rpm"
+	(cd "$tmp/rpm" && rpm2cpio "$OLDPWD/$3" | cpio -idm --quiet)
+	for conf in "$tmp/deb/usr/src/mmtune-$ver/dkms.conf" "$tmp/rpm/usr/src/mmtune-$ver/dkms.conf"; do
+		grep -qx 'PACKAGE_NAME="mmtune"' "$conf" &&
+		grep -qx "PACKAGE_VERSION=\"$ver\"" "$conf" &&
+		grep -qx 'BUILD_EXCLUSIVE_CONFIG="CONFIG_MMTUNE_HOOKS"' "$conf" &&
+		grep -qx 'AUTOINSTALL="yes"' "$conf" &&
+		grep -qx 'BUILT_MODULE_NAME\[0\]="mmtune"' "$conf" || { echo "bad: $conf"; cat "$conf"; rc=1; }
+	done
+	rm -rf "$tmp"
+	return $rc
+}
+
+tools_files_ok() {
+	local list unitdir=$2 bad=0 p
+	list=$(pkg_files "$1")
+	for p in /usr/sbin/mmtunectl /usr/share/man/man8/mmtunectl.8.gz "$unitdir/mmtune.service" /usr/lib/modules-load.d/mmtune.conf; do
+		grep -qx "$p" "$list" || { echo "missing: $p"; bad=1; }
+	done
+	grep -q '^/usr/lib/mmtune/python/.*\.py$' "$list" || { echo "missing: Python package under /usr/lib/mmtune/python"; bad=1; }
+	if grep -E '/\.[^/]*$|__pycache__|\.pyc$|\.o$|~$' "$list"; then echo "hidden files or litter (above)"; bad=1; fi
+	if grep -E '^/usr/src' "$list"; then echo "module sources in the tools package (above)"; bad=1; fi
+	echo "$(wc -l <"$list") paths, e.g.:"; grep -E 'mmtunectl|\.service$|modules-load' "$list"
+	return $bad
+}
+
+# Every file:/ URL in the units' Documentation= lines is shipped.
+unit_docs_ok() {
+	local tmp rc=0 u doc
+	tmp=$(mktemp -d)
+	case "$1" in
+	*.deb) dpkg-deb -x "$1" "$tmp" ;;
+	*.rpm) (cd "$tmp" && rpm2cpio "$OLDPWD/$1" | cpio -idm --quiet) ;;
+	esac
+	for u in "$tmp"/lib/systemd/system/*.service "$tmp"/usr/lib/systemd/system/*.service; do
+		[ -f "$u" ] || continue
+		for doc in $(sed -n 's/^Documentation=//p' "$u"); do
+			case "$doc" in file:*) doc=${doc#file:} ;; *) continue ;; esac
+			if [ -f "$tmp$doc" ]; then echo "$(basename "$u"): $doc shipped"
+			else echo "$(basename "$u"): $doc missing"; rc=1; fi
+		done
+	done
+	rm -rf "$tmp"
+	return $rc
+}
+
+deb_conffiles_ok() {
+	local etc conf
+	etc=$(deb_files "$1" | grep '^/etc/' | while read -r p; do
+		dpkg-deb -c "$1" | awk -v p=".$p" '$6 == p && $1 !~ /^d/' | grep -q . && echo "$p"; done | sort)
+	conf=$(dpkg-deb -I "$1" conffiles 2>/dev/null | sed 's/^remove-on-upgrade //' | sort)
+	echo "files in /etc: $(echo $etc)"
+	echo "conffiles:     $(echo $conf)"
+	[ "$etc" = "$conf" ]
+}
+
+rpm_config_ok() {
+	local etc conf noreplace
+	etc=$(rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$1" | awk '$1 !~ /^d/ && $2 ~ /^\/etc\// { print $2 }' | sort)
+	conf=$(rpm -qpc "$1" | sort)
+	noreplace=$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$1" | awk '$1 ~ /c/ && $1 !~ /n/ { print "not noreplace: " $2 }')
+	echo "files in /etc: $(echo $etc)"
+	echo "%config:       $(echo $conf)"
+	[ -z "$noreplace" ] || { echo "$noreplace"; return 1; }
+	[ "$etc" = "$conf" ]
+}
+
+modules_load_ok() {
+	local content
+	if [ "$1" = deb ]; then
+		content=$(dpkg-deb --fsys-tarfile "$2" | tar -xOf - ./usr/lib/modules-load.d/mmtune.conf)
+	else
+		content=$(rpm2cpio "$2" | cpio -i --quiet --to-stdout ./usr/lib/modules-load.d/mmtune.conf)
+	fi
+	echo "$content"
+	grep -qx mmtune <<<"$content"
+}
+
+deb_dkms_scripts_ok() {
+	local tmp rc=0
+	tmp=$(mktemp -d)
+	dpkg-deb -e "$1" "$tmp"
+	sed 's/^/postinst: /' "$tmp/postinst"
+	sed 's/^/triggers: /' "$tmp/triggers"
+	grep -q '/usr/lib/dkms/common.postinst' "$tmp/postinst" || { echo "postinst does not run dkms"; rc=1; }
+	grep -q 'dkms remove -m $DKMS_NAME' "$tmp/prerm" || { echo "prerm does not remove the module"; rc=1; }
+	grep -qx 'interest-noawait /usr/src' "$tmp/triggers" || { echo "no /usr/src trigger"; rc=1; }
+	grep -q 'triggered)' "$tmp/postinst" || { echo "postinst does not handle the trigger"; rc=1; }
+	grep -q dkms <<<"$(dpkg-deb -f "$1" Depends)" || { echo "no Depends on dkms"; rc=1; }
+	rm -rf "$tmp"
+	return $rc
+}
+
+deb_tools_scripts_ok() {
+	local tmp rc=0
+	tmp=$(mktemp -d)
+	dpkg-deb -e "$1" "$tmp"
+	sed 's/^/postinst: /' "$tmp/postinst"
+	grep -q "deb-systemd-helper unmask 'mmtune.service'" "$tmp/postinst" &&
+	grep -q "deb-systemd-helper enable 'mmtune.service'" "$tmp/postinst" || { echo "postinst does not enable mmtune.service"; rc=1; }
+	grep -q "deb-systemd-invoke .*'mmtune.service'" "$tmp/postinst" || { echo "postinst does not start mmtune.service"; rc=1; }
+	grep -q "deb-systemd-helper purge 'mmtune.service'" "$tmp/postrm" || { echo "postrm does not purge the unit's state"; rc=1; }
+	rm -rf "$tmp"
+	return $rc
+}
+
+rpm_dkms_scripts_ok() {
+	local s t rc=0
+	s=$(rpm -qp --scripts "$1"); t=$(rpm -qp --triggers "$1")
+	printf '%s\n%s\n' "$s" "$t"
+	grep -q 'dkms add -m mmtune' <<<"$s" || { echo "%post does not add the module"; rc=1; }
+	grep -q 'dkms install -m mmtune' <<<"$s" || { echo "%post does not build/install"; rc=1; }
+	grep -q 'dkms remove -m mmtune' <<<"$s" || { echo "%preun does not remove"; rc=1; }
+	grep -q 'triggerin scriptlet.*kernel-devel' <<<"$t" || { echo "no %triggerin on kernel-devel"; rc=1; }
+	return $rc
+}
+
+rpm_tools_scripts_ok() {
+	local s rc=0
+	s=$(rpm -qp --scripts "$1")
+	printf '%s\n' "$s"
+	grep -qE 'systemctl --no-reload preset mmtune.service|install-system-units mmtune.service' <<<"$s" || { echo "%post: no preset"; rc=1; }
+	grep -qE 'systemctl --no-reload disable --now mmtune.service|remove-system-units mmtune.service' <<<"$s" || { echo "%preun: no disable"; rc=1; }
+	grep -qE 'systemctl try-restart mmtune.service|mark-restart-system-units mmtune.service' <<<"$s" || { echo "%postun: no try-restart"; rc=1; }
+	grep -qx /usr/lib/systemd/system-preset/50-mmtune.preset <<<"$(rpm -qpl "$1")" || { echo "no preset file"; rc=1; }
+	return $rc
+}
