@@ -23,6 +23,7 @@ echo "== $(nproc) vCPUs (TCG), $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }
 
 thp_always
 zswap_enable
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 
 # setup CONFIG: module and swap device as CONFIG wants them.
 setup() {
@@ -45,8 +46,8 @@ run() {
 	setup "$1"
 	set -- "$1" "$2" $(vmstat pswpout) $(vmstat zswpout) $(vmstat thp_swpout) $(vmstat thp_swpout_fallback)
 	mkdir -p /sys/fs/cgroup/bench
-	echo "${limit}M" >/sys/fs/cgroup/bench/memory.max
-	echo $$ >/sys/fs/cgroup/bench/cgroup.procs
+	echo "${limit}M" >/sys/fs/cgroup/bench/memory.max &&
+		echo $$ >/sys/fs/cgroup/bench/cgroup.procs || bench_failed "memcg set-up"
 	out=$(usemem --size "$size" --fill compressible) || bench_failed "$1 round $2: $out"
 	echo $$ >/sys/fs/cgroup/cgroup.procs
 	rmdir /sys/fs/cgroup/bench
@@ -83,6 +84,7 @@ echo "== results: median of $rounds rounds; MB/s = 10^6 bytes written per second
 awk -v lz4="$lz4_mbps" -v zstd="$zstd_mbps" -v stored="$stored" -v fallbacks="$fallbacks" '
 function median(list, n,   a, i, j, t) {
 	n = split(list, a, " ")
+	for (i = 1; i <= n; i++) a[i] += 0	# numbers, not strings, from here on
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
@@ -92,7 +94,7 @@ function median(list, n,   a, i, j, t) {
 }
 END {
 	split("stock split-4k mmtune", order, " ")
-	for (i = 1; i <= 3; i++) { c = order[i]; m[c] = median(mb[c]); s[c] = median(sys[c]) }
+	for (i = 1; i <= 3; i++) { c = order[i]; m[c] = median(mb[c]) + 0; s[c] = median(sys[c]) + 0 }
 	printf "%-9s %9s %7s %9s %9s %10s %10s %10s %9s\n", "config", "MB/s", "sys s", "vs stock", "vs split", "pswpout", "zswpout", "thp_swpout", "fallback"
 	for (i = 1; i <= 3; i++) {
 		c = order[i]
@@ -104,7 +106,7 @@ END {
 	printf "\nraw single-thread compression, 4K blocks, same bytes: lz4 -b1 %.1f MB/s, zstd -b1 %.1f MB/s\n", lz4, zstd
 	printf "mmtune (zswap lz4) swap-out throughput = %.0f%% of raw lz4, %.0f%% of raw zstd\n", 100 * m["mmtune"] / lz4, 100 * m["mmtune"] / zstd
 	printf "\ngoals: mmtune >= 1.25x split-4k: %s (%.2fx); mmtune >= 5x stock: %s (%.2fx); >= 70%% of raw lz4: %s (%.0f%%)\n",
-		m["mmtune"] >= 1.25 * m["split-4k"] ? "met" : "NOT met", m["mmtune"] / m["split-4k"],
-		m["mmtune"] >= 5 * m["stock"] ? "met" : "NOT met", m["mmtune"] / m["stock"],
-		m["mmtune"] >= 0.7 * lz4 ? "met" : "NOT met", 100 * m["mmtune"] / lz4
+		(m["mmtune"] >= 1.25 * m["split-4k"] ? "met" : "NOT met"), m["mmtune"] / m["split-4k"],
+		(m["mmtune"] >= 5 * m["stock"] ? "met" : "NOT met"), m["mmtune"] / m["stock"],
+		(m["mmtune"] >= 0.7 * lz4 ? "met" : "NOT met"), 100 * m["mmtune"] / lz4
 }' "$results"
