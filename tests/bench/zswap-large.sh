@@ -2,13 +2,16 @@
 # writer at 1.5x its memcg limit, three configurations in one boot, rounds
 # interleaved so that drift in the host hits all three alike:
 #   stock     mmtune not loaded: zswap refuses THPs, they go to the disk
-#   split-4k  mmtune not loaded, swap disk marked rotational: 6.1 gets no
-#             THP swap cluster there, so reclaim splits every THP and zswap
-#             takes the 4K pages (what THP_SWAP=n does)
+#   split-4k  mmtune not loaded, swap on a file (ext2) on the same disk:
+#             6.1 allocates THP swap clusters on block devices only, so
+#             reclaim splits every THP and zswap takes the 4K pages (what
+#             THP_SWAP=n does); 4K slots are still allocated in clusters,
+#             as on the block device (the disk is non-rotational)
 #   mmtune    mmtune zswap_large on: zswap stores THPs whole
 # Then single-thread lz4 and zstd speed (-b1, 4K blocks) on the same bytes.
 # Guest side; run it with tests/bench/run.sh zswap-large.
 # disk-bps: 524288000
+# host-compressors: yes
 . /lib.sh
 limit=${BENCH_LIMIT_MIB:-512}
 size=$((limit * 3 / 2))
@@ -27,12 +30,19 @@ echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 
 # setup CONFIG: module and swap device as CONFIG wants them.
 setup() {
+	swapoff /mnt/swapfile 2>/dev/null
+	umount /mnt 2>/dev/null
 	swapoff_all
 	grep -q "^mmtune " /proc/modules && rmmod mmtune
-	rotational=0
-	[ "$1" = split-4k ] && rotational=1
-	echo $rotational >/sys/block/vda/queue/rotational
-	mkswap /dev/vda >/dev/null && swapon /dev/vda || bench_failed "swapon"
+	echo 0 >/sys/block/vda/queue/rotational
+	if [ "$1" = split-4k ]; then
+		mkdir -p /mnt
+		{ mke2fs -q /dev/vda && mount -t ext2 /dev/vda /mnt &&
+			dd if=/dev/zero of=/mnt/swapfile bs=1M count=1024 2>/dev/null &&
+			mkswap /mnt/swapfile && swapon /mnt/swapfile; } >/dev/null || bench_failed "swap file"
+	else
+		mkswap /dev/vda >/dev/null && swapon /dev/vda || bench_failed "swapon"
+	fi
 	if [ "$1" = mmtune ]; then
 		insmod "$MMTUNE_KO" && echo 1 >"$MMTUNE_ZSWAP/enabled" || bench_failed "mmtune"
 	fi
