@@ -106,6 +106,17 @@ zswap_disable() {
 	echo 20 >$ZSWAP_PARAMS/max_pool_percent
 }
 zswap_stored_pages() { cat /sys/kernel/debug/zswap/stored_pages; }
+
+# The zswap_large tests' stage: THP always, swap on the virtio disk with
+# zswap in front, and (unless "stock") mmtune loaded with zswap_large on.
+zswap_large_setup() {
+	thp_always
+	swapon_disk
+	zswap_enable
+	[ "${1:-}" = stock ] && return
+	load_mmtune
+	echo 1 >"$MMTUNE_ZSWAP/enabled" || fail "enable zswap_large"
+}
 mmtune_zswap() { cat "$MMTUNE_ZSWAP/$1"; }
 
 # wait_for FILE [SECONDS]: until FILE exists.

@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pattern.h"
+
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
 #endif
@@ -43,10 +45,7 @@
 #define KSFT_FAIL 1
 #define KSFT_SKIP 4
 
-#define PAGE_SZ		4096UL
-#define THP_SZ		(2UL << 20)
 #define NR_SUBPAGES	(THP_SZ / PAGE_SZ)
-#define WORDS		(PAGE_SZ / sizeof(uint64_t))
 
 #define PM_PRESENT	(1ULL << 63)
 #define PM_SWAP		(1ULL << 62)
@@ -75,9 +74,9 @@ static inline uint64_t word(uint64_t gen, uint64_t page, uint64_t w)
 	return v + (w % 32) * 0xD1B54A32D192ED03ULL;
 }
 
-static void fill_page(uint64_t *pg, uint64_t gen, uint64_t page)
+static void fill_gen(uint64_t *pg, uint64_t gen, uint64_t page)
 {
-	for (uint64_t w = 0; w < WORDS; w++)
+	for (uint64_t w = 0; w < WORDS_PER_PAGE; w++)
 		pg[w] = word(gen, page, w);
 }
 
@@ -190,7 +189,7 @@ static void *race_writes(void *arg)
 	until = now_us() + r->delay_us;
 	while (now_us() < until)
 		;
-	fill_page(r->page, 3, r->page_no);	/* generation C */
+	fill_gen(r->page, 3, r->page_no);	/* generation C */
 	return NULL;
 }
 
@@ -261,7 +260,7 @@ int main(int argc, char **argv)
 		thp = (char *)(((uintptr_t)raw + THP_SZ - 1) & ~(THP_SZ - 1));
 		madvise(thp, THP_SZ, MADV_HUGEPAGE);
 		for (uint64_t p = 0; p < NR_SUBPAGES; p++)
-			fill_page((uint64_t *)(thp + p * PAGE_SZ), 1, p);	/* A */
+			fill_gen((uint64_t *)(thp + p * PAGE_SZ), 1, p);	/* A */
 		if (!thp_backed(thp))
 			continue;
 
@@ -297,7 +296,7 @@ int main(int argc, char **argv)
 	    attempt - 1, k);
 
 	/* New bytes for subpage k (generation B): the folio is dirty again. */
-	fill_page((uint64_t *)(thp + k * PAGE_SZ), 2, k);
+	fill_gen((uint64_t *)(thp + k * PAGE_SZ), 2, k);
 
 	snprintf(path, sizeof(path), "%s/ready", hold);
 	write_file(path, "1\n");
@@ -338,7 +337,7 @@ int main(int argc, char **argv)
 		const uint64_t *pg = (const uint64_t *)(thp + p * PAGE_SZ);
 		uint64_t gen = p == k ? 2 : 1;
 
-		for (uint64_t w = 0; w < WORDS; w++) {
+		for (uint64_t w = 0; w < WORDS_PER_PAGE; w++) {
 			if (pg[w] == word(gen, p, w))
 				continue;
 			if (bad++ < 4)

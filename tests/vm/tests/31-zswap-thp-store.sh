@@ -2,11 +2,7 @@
 # the number of THPs, vmstat zswpout by 512 for each, nothing goes to the
 # disk (thp_swpout and pswpout stay), and every byte reads back equal.
 . /lib.sh
-thp_always
-swapon_disk
-zswap_enable
-load_mmtune
-echo 1 >"$MMTUNE_ZSWAP/enabled" || fail "enable zswap_large"
+zswap_large_setup
 
 stored=$(mmtune_zswap thp_stored)
 subpages=$(mmtune_zswap subpages_stored)

@@ -2,11 +2,7 @@
 # subpage stored so far invalidated, the rollback counted by reason, and
 # every byte read back equal: pool limit, memory.zswap.max, incompressible.
 . /lib.sh
-thp_always
-swapon_disk
-zswap_enable
-load_mmtune
-echo 1 >"$MMTUNE_ZSWAP/enabled" || fail "enable zswap_large"
+zswap_large_setup
 
 # run_case NAME COUNTER ARGS...: THPs refused with COUNTER, all to disk.
 run_case() {

@@ -1,9 +1,7 @@
 # zswap/enabled=0 (and no module at all) gives stock 6.1: zswap refuses
 # THPs, they go to the disk whole, and mmtune counts nothing.
 . /lib.sh
-thp_always
-swapon_disk
-zswap_enable
+zswap_large_setup stock
 
 check_stock() {
 	swap_integrity --size 32 --thp --fill compressible --evict pageout --min-out-pct 100 --seed "$2" >/tmp/si.out ||

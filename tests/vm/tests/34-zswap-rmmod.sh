@@ -1,11 +1,7 @@
 # rmmod while THPs sit in zswap and while another process swaps THPs
 # through the hook: unloading is clean, and both read back equal data.
 . /lib.sh
-thp_always
-swapon_disk
-zswap_enable
-load_mmtune
-echo 1 >"$MMTUNE_ZSWAP/enabled" || fail "enable zswap_large"
+zswap_large_setup
 
 rm -rf /tmp/hold && mkdir /tmp/hold
 swap_integrity --size 64 --thp --fill compressible --evict pageout --hold /tmp/hold --seed 41 >/tmp/held.out 2>&1 &

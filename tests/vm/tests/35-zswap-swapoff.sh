@@ -1,11 +1,7 @@
 # swapoff while THPs sit in zswap: it pulls every subpage back in, leaves
 # no zswap entry, and the process reads back equal data.
 . /lib.sh
-thp_always
-swapon_disk
-zswap_enable
-load_mmtune
-echo 1 >"$MMTUNE_ZSWAP/enabled" || fail "enable zswap_large"
+zswap_large_setup
 
 rm -rf /tmp/hold && mkdir /tmp/hold
 swap_integrity --size 64 --thp --fill compressible --evict pageout --hold /tmp/hold --seed 51 >/tmp/held.out 2>&1 &

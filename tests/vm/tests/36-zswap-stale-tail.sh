@@ -3,9 +3,7 @@
 # zswap data back: with the feature switched off, and with the module
 # unloaded. The kernel fix (patch 0002, __frontswap_store()) holds it.
 . /lib.sh
-thp_always
-swapon_disk
-zswap_enable
+zswap_large_setup stock
 
 # stale_case HOW: HOW (disable | rmmod) is done while the program holds.
 stale_case() {
