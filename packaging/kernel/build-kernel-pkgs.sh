@@ -12,13 +12,13 @@
 # line and CONFIG_LOCALVERSION emptied by packaging.config.
 #
 # Inputs: Debian's linux-source-6.1 (the pristine tree that
-# scripts/kernel-build.sh keeps under $MMTUNE_CACHE/pristine), the patch
+# scripts/kernel-lib.sh keeps under $MMTUNE_CACHE/pristine), the patch
 # series kernel-patches/6.1/series, the configs x86_64_defconfig +
 # kvm_guest.config + kernel-patches/configs/test-vm.config +
-# packaging/kernel/packaging.config. The key hashes all of them and this
-# script; ccache ($MMTUNE_CACHE/ccache) is shared with the test kernel, so a
-# new key costs minutes, not a cold build. Same flock as kernel-build.sh:
-# one kernel build at a time on the machine.
+# packaging/kernel/packaging.config. The key hashes all of them, this
+# script and scripts/kernel-lib.sh; ccache ($MMTUNE_CACHE/ccache) is shared
+# with the test kernel, so a new key costs minutes, not a cold build. Same
+# lock as kernel-build.sh: one kernel build at a time on the machine.
 #
 # Output ($MMTUNE_CACHE/kernel-pkgs/6.1-<key>/, linked from
 # build/packaging/kernel-pkgs):
@@ -29,7 +29,6 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 series_dir=$repo/kernel-patches/6.1
 fragments=("$repo/kernel-patches/configs/test-vm.config" "$repo/packaging/kernel/packaging.config")
-src_pkg=linux-source-6.1
 keep=${MMTUNE_KEEP_KERNEL_PKGS:-2}
 localversion=-mmtune
 
@@ -46,78 +45,20 @@ done
 log() { echo "kernel-pkgs: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-pkgver=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null) ||
-	die "$src_pkg is not installed (run scripts/setup-host.sh)"
-tarball=/usr/src/$src_pkg.tar.xz
-[ -f "$tarball" ] || die "$tarball missing; reinstall $src_pkg"
+# Same source, lock and tree preparation as the test kernel.
+. "$repo/scripts/kernel-lib.sh"
 command -v rpmbuild >/dev/null || die "rpmbuild missing (apt-get install rpm)"
+kernel_source
+mkdir -p "$cache/kernel-pkgs"
+kernel_lock
 
-mkdir -p "$cache/pristine" "$cache/kernel-pkgs" "$cache/ccache"
-exec 9>"$cache/.build.lock"
-if ! flock -n 9; then
-	log "waiting for another kernel build (lock $cache/.build.lock)"
-	flock 9
-fi
-
-# Same pristine tree and layout as scripts/kernel-build.sh.
-pristine=$cache/pristine/${src_pkg}_$pkgver
-if [ ! -f "$pristine/.complete" ]; then
-	log "unpacking $tarball ($src_pkg $pkgver)"
-	rm -rf "$pristine" "$pristine.tmp"
-	mkdir -p "$pristine.tmp"
-	tar -xf "$tarball" -C "$pristine.tmp" --strip-components=1
-	touch "$pristine.tmp/.complete"
-	mv "$pristine.tmp" "$pristine"
-fi
-
-key=$( {
-	echo "$src_pkg $pkgver $localversion"
-	gcc --version | head -n 1
-	for f in "$0" "${fragments[@]}" "$series_dir/series"; do sha256sum <"$f"; done
-	while read -r p; do
-		case "$p" in ''|'#'*) continue ;; esac
-		echo "$p"
-		sha256sum <"$series_dir/$p"
-	done <"$series_dir/series"
-} | sha256sum | cut -c1-16)
+key=$(kernel_inputs_key "$localversion" "$0" "${fragments[@]}")
+series_info=$(kernel_series_info)
 out=$cache/kernel-pkgs/6.1-$key
 tree=$out/linux
 mkdir -p "$out"
 
-# Copy, patch and configure a fresh tree; fail on any lost config line.
-prepare_tree() {
-	rm -rf "$tree"
-	cp -a "$pristine" "$tree"
-	rm -f "$tree/.complete"
-	if ! (cd "$tree" && QUILT_PATCHES="$series_dir" QUILT_PC=.pc \
-		quilt --quiltrc=- push -a --fuzz=0) >"$out/patch.log" 2>&1; then
-		cat "$out/patch.log" >&2
-		die "a patch in $series_dir does not apply to $src_pkg $pkgver (see above)"
-	fi
-	grep '^Applying patch' "$out/patch.log" | sed 's/^/kernel-pkgs: /' >&2
-	# quilt's bookkeeping must not end up in the source tarball of rpm-pkg.
-	rm -rf "$tree/.pc"
-	(
-		cd "$tree"
-		make -s x86_64_defconfig
-		scripts/kconfig/merge_config.sh -m .config kernel/configs/kvm_guest.config "${fragments[@]}"
-		make -s olddefconfig
-	) >"$out/config.log" 2>&1 || { tail -n 20 "$out/config.log" >&2; die "configuring failed"; }
-	# Every line of the last fragment that sets a symbol wins; check them all.
-	lost=$(cat "${fragments[@]}" | grep -E '^(CONFIG_|# CONFIG_)' | awk '
-		{ sym = ($1 == "#") ? $2 : substr($0, 1, index($0, "=") - 1); last[sym] = $0; order[NR] = sym }
-		END { for (i = 1; i <= NR; i++) if (order[i] != "" && !(order[i] in done)) { done[order[i]] = 1; print last[order[i]] } }' |
-		while read -r line; do
-			case "$line" in
-			'# CONFIG_'*)
-				sym=${line#\# }; sym=${sym%% *}
-				grep -qE "^$sym=[ym]" "$tree/.config" && echo "$line" ;;
-			*)
-				grep -qxF "$line" "$tree/.config" || echo "$line" ;;
-			esac
-		done) || true
-	[ -z "$lost" ] || die "config lines not in the final .config:"$'\n'"$lost"
-}
+prepare_tree() { kernel_prepare_tree "$tree" "$out" "${fragments[@]}"; }
 
 export CCACHE_DIR=$cache/ccache CCACHE_MAXSIZE=5G
 # ccache hashes the locale; rpmbuild sets LANG=C for %build. The same
@@ -190,10 +131,7 @@ fi
 	echo "kernelrelease: $(cat "$out/kernel.release")"
 	echo "key: $key"
 	for f in "${fragments[@]}"; do echo "config_fragment: ${f#$repo/} $(sha256sum "$f" | cut -d' ' -f1)"; done
-	while read -r p; do
-		case "$p" in ''|'#'*) continue ;; esac
-		echo "patch: $p $(sha256sum "$series_dir/$p" | cut -d' ' -f1)"
-	done <"$series_dir/series"
+	echo "$series_info"
 	cat "$out"/deb-time.txt "$out"/rpm-time.txt 2>/dev/null || true
 	(cd "$out" && ls deb/*.deb rpm/*.rpm 2>/dev/null | sed 's/^/package: /')
 } >"$out/build-info.txt"

@@ -1,0 +1,106 @@
+# Shared by scripts/kernel-build.sh (the test kernel) and
+# packaging/kernel/build-kernel-pkgs.sh (the kernel packages): Debian's
+# kernel source, the machine-wide build lock, the hash of a build's inputs
+# and a patched, configured tree. Sourced, not run.
+#
+# The caller sets repo, cache and series_dir and defines log() and die().
+
+src_pkg=linux-source-6.1
+
+# Sets pkgver and pristine; unpacks the source package once into
+# $cache/pristine, a tree that is never modified.
+kernel_source() {
+	local tarball=/usr/src/$src_pkg.tar.xz
+
+	pkgver=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null) ||
+		die "$src_pkg is not installed (run scripts/setup-host.sh)"
+	[ -f "$tarball" ] || die "$tarball missing; reinstall $src_pkg"
+	mkdir -p "$cache/pristine" "$cache/ccache"
+	pristine=$cache/pristine/${src_pkg}_$pkgver
+	[ -f "$pristine/.complete" ] && return
+	log "unpacking $tarball ($src_pkg $pkgver)"
+	rm -rf "$pristine" "$pristine.tmp"
+	mkdir -p "$pristine.tmp"
+	tar -xf "$tarball" -C "$pristine.tmp" --strip-components=1
+	touch "$pristine.tmp/.complete"
+	mv "$pristine.tmp" "$pristine"
+}
+
+# One kernel build at a time on the machine (2 cores): held until exit.
+kernel_lock() {
+	exec 9>"$cache/.build.lock"
+	if ! flock -n 9; then
+		log "waiting for another kernel build (lock $cache/.build.lock)"
+		flock 9
+	fi
+}
+
+# The applied series as "patch: NAME SHA256" lines, read once, so that the
+# build info names what was built even if the series changes meanwhile.
+kernel_series_info() {
+	local p
+
+	while read -r p; do
+		case "$p" in ''|'#'*) continue ;; esac
+		echo "patch: $p $(sha256sum <"$series_dir/$p" | cut -d' ' -f1)"
+	done <"$series_dir/series"
+}
+
+# kernel_inputs_key WORD FILE...: 16 hex digits over the source version,
+# the compiler, WORD, the contents (never the paths: a fresh clone elsewhere
+# must hit the cache) of FILE..., of this library and of the patch series.
+kernel_inputs_key() {
+	local word=$1 f
+	shift
+	{
+		echo "$src_pkg $pkgver $word"
+		gcc --version | head -n 1
+		for f in "$@" "${BASH_SOURCE[0]}" "$series_dir/series"; do
+			sha256sum <"$f"
+		done
+		kernel_series_info
+	} | sha256sum | cut -c1-16
+}
+
+# kernel_prepare_tree TREE LOGDIR FRAGMENT...: copy the pristine tree to
+# TREE, apply the series with quilt (--fuzz=0: a patch that does not apply
+# stops the build, naming the patch and the hunk), configure
+# x86_64_defconfig + kvm_guest.config + FRAGMENT... with merge_config.sh,
+# and fail if a config line of the fragments did not make it into .config
+# (merge_config only warns). Logs go to LOGDIR/{patch,config}.log.
+kernel_prepare_tree() {
+	local tree=$1 logdir=$2 lost
+	shift 2
+
+	rm -rf "$tree"
+	cp -a "$pristine" "$tree"
+	rm -f "$tree/.complete"
+	if ! (cd "$tree" && QUILT_PATCHES="$series_dir" QUILT_PC=.pc \
+		quilt --quiltrc=- push -a --fuzz=0) >"$logdir/patch.log" 2>&1; then
+		cat "$logdir/patch.log" >&2
+		die "a patch in $series_dir does not apply to $src_pkg $pkgver (see above)"
+	fi
+	grep '^Applying patch' "$logdir/patch.log" | while read -r line; do log "$line"; done
+	# quilt's bookkeeping must not end up in rpm-pkg's source tarball.
+	rm -rf "$tree/.pc"
+	(
+		cd "$tree"
+		make -s x86_64_defconfig
+		scripts/kconfig/merge_config.sh -m .config kernel/configs/kvm_guest.config "$@"
+		make -s olddefconfig
+	) >"$logdir/config.log" 2>&1 || { tail -n 20 "$logdir/config.log" >&2; die "configuring failed"; }
+	# The last fragment that sets a symbol wins; check each symbol once.
+	lost=$(cat "$@" | grep -E '^(CONFIG_|# CONFIG_)' | awk '
+		{ sym = ($1 == "#") ? $2 : substr($0, 1, index($0, "=") - 1); last[sym] = $0; order[NR] = sym }
+		END { for (i = 1; i <= NR; i++) if (order[i] != "" && !(order[i] in done)) { done[order[i]] = 1; print last[order[i]] } }' |
+		while read -r line; do
+			case "$line" in
+			'# CONFIG_'*)
+				sym=${line#\# }; sym=${sym%% *}
+				grep -qE "^$sym=[ym]" "$tree/.config" && echo "$line" ;;
+			*)
+				grep -qxF "$line" "$tree/.config" || echo "$line" ;;
+			esac
+		done) || true
+	[ -z "$lost" ] || die "config lines not in the final .config:"$'\n'"$lost"
+}
