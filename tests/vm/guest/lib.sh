@@ -119,6 +119,17 @@ zswap_large_setup() {
 }
 mmtune_zswap() { cat "$MMTUNE_ZSWAP/$1"; }
 
+# start_held_round SEED: 64 MiB of THPs paged out by a swap_integrity that
+# then holds before reading back (output in /tmp/held.out); sets $held to
+# its pid. "touch /tmp/hold/go" lets it read back and compare.
+start_held_round() {
+	rm -rf /tmp/hold && mkdir /tmp/hold
+	swap_integrity --size 64 --thp --fill compressible --evict pageout --hold /tmp/hold \
+		--seed "$1" >/tmp/held.out 2>&1 &
+	held=$!
+	wait_for /tmp/hold/evicted
+}
+
 # wait_for FILE [SECONDS]: until FILE exists.
 wait_for() {
 	n=0

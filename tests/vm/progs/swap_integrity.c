@@ -25,15 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pattern.h"
-
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
-
-#define KSFT_PASS 0
-#define KSFT_FAIL 1
-#define KSFT_SKIP 4
+#include "testprog.h"
 
 #define MAX_REPORTED	8
 #define CGROUP_ROOT	"/sys/fs/cgroup"

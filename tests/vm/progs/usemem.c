@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pattern.h"
+#include "testprog.h"
 
 static double now(void)
 {

@@ -3,10 +3,7 @@
 . /lib.sh
 zswap_large_setup
 
-rm -rf /tmp/hold && mkdir /tmp/hold
-swap_integrity --size 64 --thp --fill compressible --evict pageout --hold /tmp/hold --seed 41 >/tmp/held.out 2>&1 &
-held=$!
-wait_for /tmp/hold/evicted
+start_held_round 41
 stored=$(mmtune_zswap thp_stored)
 assert_ge "$stored" 28 "THPs in zswap before rmmod"
 

@@ -3,10 +3,7 @@
 . /lib.sh
 zswap_large_setup
 
-rm -rf /tmp/hold && mkdir /tmp/hold
-swap_integrity --size 64 --thp --fill compressible --evict pageout --hold /tmp/hold --seed 51 >/tmp/held.out 2>&1 &
-held=$!
-wait_for /tmp/hold/evicted
+start_held_round 51
 assert_ge "$(mmtune_zswap thp_stored)" 28 "THPs in zswap before swapoff"
 assert_ge "$(zswap_stored_pages)" $((28 * 512)) "zswap stored_pages before swapoff"
 swapoff /dev/vda || fail "swapoff with THPs in zswap"

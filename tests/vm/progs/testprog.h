@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The bytes the swap test programs write: distinct per page, per word and
- * per run (seed), so that a page read back from the wrong place shows.
+ * Shared by the guest test programs: exit codes, sizes, and the bytes the
+ * swap tests write (distinct per page, per word and per run, so that a page
+ * read back from the wrong place shows).
  */
-#ifndef MMTUNE_TEST_PATTERN_H
-#define MMTUNE_TEST_PATTERN_H
+#ifndef MMTUNE_TESTPROG_H
+#define MMTUNE_TESTPROG_H
 
 #include <stdint.h>
+
+/* kselftest exit codes */
+#define KSFT_PASS	0
+#define KSFT_FAIL	1
+#define KSFT_SKIP	4
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT	21
+#endif
 
 #define PAGE_SZ		4096UL
 #define THP_SZ		(2UL << 20)
