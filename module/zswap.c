@@ -13,8 +13,6 @@
  * Knobs and counters: /sys/kernel/mm/mmtune/zswap/, documented in
  * sysfs-docs/sysfs-kernel-mm-mmtune-zswap.
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": zswap: " fmt
-
 #include <linux/frontswap.h>
 #include <linux/jiffies.h>
 #include <linux/mm.h>
@@ -38,7 +36,6 @@ static atomic_long_t rollback_nomem;
 static atomic_long_t rollback_compress;
 static atomic_long_t rollback_other;
 static atomic_long_t backoff_skipped;
-static atomic_long_t fallback_disk;
 
 /* zswap_store_page() tells the cause of a refusal by its error code. */
 static atomic_long_t *rollback_counter(int err)
@@ -73,7 +70,6 @@ int mmtune_zswap_store_whole(struct folio *folio)
 
 	if (time_before(jiffies, READ_ONCE(backoff_until))) {
 		atomic_long_inc(&backoff_skipped);
-		atomic_long_inc(&fallback_disk);
 		return -EAGAIN;
 	}
 
@@ -95,7 +91,6 @@ int mmtune_zswap_store_whole(struct folio *folio)
 	frontswap_invalidate_folio(folio);
 	atomic_long_add(stored, &subpages_rolled_back);
 	atomic_long_inc(rollback_counter(err));
-	atomic_long_inc(&fallback_disk);
 	if (err == -ENOMEM)
 		WRITE_ONCE(backoff_until,
 			   jiffies + msecs_to_jiffies(READ_ONCE(backoff_ms)));
@@ -150,7 +145,20 @@ static MMTUNE_COUNTER_ATTR(rollback_nomem, rollback_nomem);
 static MMTUNE_COUNTER_ATTR(rollback_compress, rollback_compress);
 static MMTUNE_COUNTER_ATTR(rollback_other, rollback_other);
 static MMTUNE_COUNTER_ATTR(backoff_skipped, backoff_skipped);
-static MMTUNE_COUNTER_ATTR(fallback_disk, fallback_disk);
+
+/* Every large folio handed back to the stock path, by whatever reason. */
+static ssize_t fallback_disk_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%ld\n",
+			  atomic_long_read(&rollback_pool_limit) +
+			  atomic_long_read(&rollback_cgroup_limit) +
+			  atomic_long_read(&rollback_nomem) +
+			  atomic_long_read(&rollback_compress) +
+			  atomic_long_read(&rollback_other) +
+			  atomic_long_read(&backoff_skipped));
+}
+static struct kobj_attribute fallback_disk_attr = __ATTR_RO(fallback_disk);
 
 static struct attribute *zswap_attrs[] = {
 	&enabled_attr.attr,
@@ -164,7 +172,7 @@ static struct attribute *zswap_attrs[] = {
 	&rollback_compress_attr.kattr.attr,
 	&rollback_other_attr.kattr.attr,
 	&backoff_skipped_attr.kattr.attr,
-	&fallback_disk_attr.kattr.attr,
+	&fallback_disk_attr.attr,
 	NULL,
 };
 
