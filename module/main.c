@@ -22,9 +22,17 @@ const struct mmtune_ops mmtune_ops = {
 #ifdef CONFIG_ZSWAP
 	.zswap_store_large	= mmtune_zswap_store_whole,
 #endif
+#ifdef CONFIG_SWAP
+	.swap_slot_alloc	= mmtune_slots_alloc,
+	.swap_slot_free		= mmtune_slots_free,
+	.swap_slots_drain	= mmtune_slots_drain,
+#endif
 };
 
 struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES] = {
+#ifdef CONFIG_SWAP
+	[MMTUNE_SWAP_SLOTS] = { mmtune_swap_slots_init, mmtune_swap_slots_exit },
+#endif
 #ifdef CONFIG_ZSWAP
 	[MMTUNE_ZSWAP_LARGE] = { mmtune_zswap_init, mmtune_zswap_exit },
 #endif

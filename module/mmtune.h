@@ -50,4 +50,11 @@ int mmtune_zswap_init(struct kobject *parent);
 void mmtune_zswap_exit(void);
 int mmtune_zswap_store_whole(struct folio *folio);
 
+/* Feature files: swap_slots.c */
+int mmtune_swap_slots_init(struct kobject *parent);
+void mmtune_swap_slots_exit(void);
+bool mmtune_slots_alloc(swp_entry_t *entry);
+bool mmtune_slots_free(swp_entry_t entry);
+void mmtune_slots_drain(void);
+
 #endif /* _MMTUNE_H */

@@ -139,6 +139,7 @@ COUNTERS = {
               "rollback_pool_limit", "rollback_cgroup_limit", "rollback_nomem",
               "rollback_compress", "rollback_other", "backoff_skipped",
               "fallback_disk"],
-    "swap_slots": ["alloc", "alloc_hit", "refill", "alloc_direct", "free_cached",
-                   "flush", "activations", "deactivations"],
+    "swap_slots": ["active", "alloc", "alloc_hit", "alloc_direct", "refill",
+                   "refill_slots", "free", "free_cached", "flush", "flush_slots",
+                   "drains", "activations", "deactivations"],
 }

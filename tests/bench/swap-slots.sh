@@ -1,0 +1,111 @@
+# The swap slot cache (issue 6): swap-out throughput of a usemem-like
+# multi-process writer at 1.5x its memcg limit, swap on zram, 4K pages,
+# four configurations in one boot, rounds interleaved so that drift in the
+# host hits all of them alike:
+#   stock       mmtune not loaded: the kernel's 64-slot cache
+#   mmtune-64   mmtune's cache at 64 slots per CPU (the stock size)
+#   mmtune-256  ... at 256
+#   mmtune-512  ... at 512
+# For the mmtune configurations the module's counters give the swap device
+# lock round trips per slot: refill calls per slot allocated and batch
+# returns per slot freed. The stock cache has no counters; by construction
+# it refills 64 slots per trip at best.
+# Guest side; run it with tests/bench/run.sh swap-slots.
+. /lib.sh
+limit=${BENCH_LIMIT_MIB:-384}
+size=$((limit * 3 / 2))
+procs=${BENCH_PROCS:-4}
+rounds=${BENCH_ROUNDS:-3}
+configs="stock mmtune-64 mmtune-256 mmtune-512"
+results=/tmp/bench.results
+bench_failed() { echo "BENCH FAILED: $*"; touch /tmp/demo-failed; }
+
+echo "== swap-slots: usemem, $procs processes, writes ${size} MiB (4K pages, compressible) in a memcg with memory.max=${limit} MiB"
+echo "== $(nproc) vCPUs (TCG), $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo); swap: zram 2 GiB (lz4)"
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+
+setup() {
+	grep -q "^mmtune " /proc/modules && rmmod mmtune
+	swapoff_all
+	echo 1 >/sys/block/zram0/reset
+	echo lz4 >/sys/block/zram0/comp_algorithm
+	echo 2G >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null && swapon /dev/zram0 ||
+		bench_failed "zram swap"
+	case $1 in
+	mmtune-*)
+		insmod "$MMTUNE_KO" && echo "${1#mmtune-}" >"$MMTUNE_SLOTS/cache_size" &&
+			echo 1 >"$MMTUNE_SLOTS/enabled" || bench_failed "mmtune"
+		;;
+	esac
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+}
+
+# run CONFIG ROUND: one usemem run, one line of results.
+run() {
+	setup "$1"
+	set -- "$1" "$2" $(vmstat pswpout)
+	mkdir -p /sys/fs/cgroup/bench
+	echo "${limit}M" >/sys/fs/cgroup/bench/memory.max &&
+		echo $$ >/sys/fs/cgroup/bench/cgroup.procs || bench_failed "memcg set-up"
+	out=$(usemem --size "$size" --procs "$procs" --no-thp --fill compressible) || bench_failed "$1 round $2: $out"
+	echo $$ >/sys/fs/cgroup/cgroup.procs
+	rmdir /sys/fs/cgroup/bench
+	mbps=$(echo "$out" | sed -n 's/.* mbps=\([0-9.]*\).*/\1/p')
+	sys=$(echo "$out" | sed -n 's/.* sys_s=\([0-9.]*\).*/\1/p')
+	c="0 0 0 0 0 0"
+	if [ -d "$MMTUNE_SLOTS" ]; then
+		# Drain first, so that every cached free counts as returned.
+		echo 0 >"$MMTUNE_SLOTS/enabled"
+		c="$(slots alloc) $(slots alloc_hit) $(slots refill) $(slots refill_slots) $(slots flush) $(slots flush_slots)"
+	fi
+	echo "$1 round $2: $out; cache: alloc hit refill refill_slots flush flush_slots = $c"
+	echo "$1 $2 $mbps $sys $(( $(vmstat pswpout) - $3 )) $c" >>"$results"
+}
+
+: >"$results"
+r=1
+while [ $r -le "$rounds" ]; do
+	for config in $configs; do
+		run $config $r
+	done
+	r=$((r + 1))
+done
+grep -q "^mmtune " /proc/modules && rmmod mmtune
+swapoff_all
+
+echo
+echo "== results: median of $rounds rounds; MB/s = 10^6 bytes written per second of wall time"
+awk '
+function median(list, n,   a, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 1; i <= n; i++) a[i] += 0
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+	mb[$1] = mb[$1] " " $3; sys[$1] = sys[$1] " " $4; pswp[$1] += $5; n[$1]++
+	alloc[$1] += $6; hit[$1] += $7; refill[$1] += $8; rslots[$1] += $9; flush[$1] += $10; fslots[$1] += $11
+}
+END {
+	split("stock mmtune-64 mmtune-256 mmtune-512", order, " ")
+	for (i = 1; i <= 4; i++) { c = order[i]; m[c] = median(mb[c]) + 0; s[c] = median(sys[c]) + 0 }
+	printf "%-11s %8s %7s %9s %9s %8s %15s %15s\n", "config", "MB/s", "sys s", "vs stock", "pswpout", "hit %", "trips/slot in", "trips/slot out"
+	for (i = 1; i <= 4; i++) {
+		c = order[i]
+		if (c == "stock") {
+			printf "%-11s %8.1f %7.2f %8.2fx %9d %8s %15s %15s\n", c, m[c], s[c], 1, pswp[c] / n[c], "-", ">= 1/64", ">= 1/64"
+			continue
+		}
+		printf "%-11s %8.1f %7.2f %8.2fx %9d %8.2f %15s %15s\n", c, m[c], s[c], m[c] / m["stock"], pswp[c] / n[c],
+			100 * hit[c] / alloc[c], "1/" int(rslots[c] / refill[c] + 0.5), "1/" int(fslots[c] / flush[c] + 0.5)
+		per[c] = rslots[c] / refill[c]; perf[c] = fslots[c] / flush[c]
+	}
+	printf "(trips/slot in: get_swap_pages_batch calls per slot allocated; out: batch returns per slot freed; each trip takes swap_avail_lock and/or the device lock once)\n"
+	printf "\ngoals: round trips per slot <= 1/64 at 64: %s (1/%.0f in, 1/%.0f out); <= 1/256 at 512: %s (1/%.0f in, 1/%.0f out)\n",
+		(per["mmtune-64"] >= 63.5 && perf["mmtune-64"] >= 63.5 ? "met" : "NOT met"), per["mmtune-64"], perf["mmtune-64"],
+		(per["mmtune-512"] >= 255.5 && perf["mmtune-512"] >= 255.5 ? "met" : "NOT met"), per["mmtune-512"], perf["mmtune-512"]
+	best = m["mmtune-64"]; if (m["mmtune-256"] > best) best = m["mmtune-256"]; if (m["mmtune-512"] > best) best = m["mmtune-512"]
+	printf "throughput >= stock: mmtune-64 %.2fx, mmtune-256 %.2fx, mmtune-512 %.2fx: %s\n", m["mmtune-64"] / m["stock"],
+		m["mmtune-256"] / m["stock"], m["mmtune-512"] / m["stock"], (m["mmtune-64"] >= 0.98 * m["stock"] && best >= m["stock"] ? "met" : "NOT met")
+}' "$results"
