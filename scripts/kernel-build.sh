@@ -29,15 +29,32 @@ die() { log "error: $*"; exit 1; }
 . "$repo/scripts/kernel-lib.sh"
 kernel_source
 mkdir -p "$cache/kernels"
-kernel_lock
-
 key=$(kernel_inputs_key test "$0" "$fragment")
-series_info=$(kernel_series_info)
 kdir=$cache/kernels/6.1-$key
 tree=$kdir/linux
 
+# link_tree: point build/kernel at the tree and record what is in it.
+link_tree() {
+	sed 's/^/kernel-build: /' "$kdir/build-info.txt" >&2
+	touch "$kdir/.complete"		# mtime = last use, for pruning
+	mkdir -p "$repo/build"
+	ln -sfn "$tree" "$repo/build/kernel"
+	cp "$kdir/build-info.txt" "$repo/build/kernel-build-info.txt"
+}
+
+# A completed tree is never modified again: a cache hit needs no lock, so
+# it does not wait for someone else's build of another key.
 if [ -f "$kdir/.complete" ]; then
 	log "cache hit: $src_pkg $pkgver, key $key"
+	link_tree
+	[ $print_kdir -eq 1 ] && echo "$tree"
+	exit 0
+fi
+
+kernel_lock
+series_info=$(kernel_series_info)
+if [ -f "$kdir/.complete" ]; then
+	log "cache hit: $src_pkg $pkgver, key $key (built while waiting)"
 else
 	log "building $src_pkg $pkgver with $(grep -cv '^#' "$series_dir/series") patch(es), key $key"
 	start=$(date +%s)
@@ -69,11 +86,7 @@ else
 	cd "$repo"
 fi
 
-sed 's/^/kernel-build: /' "$kdir/build-info.txt" >&2
-touch "$kdir/.complete"		# mtime = last use, for pruning
-mkdir -p "$repo/build"
-ln -sfn "$tree" "$repo/build/kernel"
-cp "$kdir/build-info.txt" "$repo/build/kernel-build-info.txt"
+link_tree
 
 # Keep the most recently used trees only.
 ls -1t "$cache"/kernels/6.1-*/.complete 2>/dev/null | tail -n +$((keep_trees + 1)) |
