@@ -22,11 +22,20 @@ const struct mmtune_ops mmtune_ops = {
 #ifdef CONFIG_ZSWAP
 	.zswap_store_large	= mmtune_zswap_store_whole,
 #endif
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+	.thp_swap_split		= mmtune_thp_swap_split,
+	.split_zero_mark	= mmtune_split_zero_mark,
+	.split_zero_done	= mmtune_split_zero_done,
+#endif
 };
 
 struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES] = {
 #ifdef CONFIG_ZSWAP
 	[MMTUNE_ZSWAP_LARGE] = { mmtune_zswap_init, mmtune_zswap_exit },
+#endif
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+	[MMTUNE_THP_SWAP] = { mmtune_thp_swap_init, mmtune_thp_swap_exit },
+	[MMTUNE_SPLIT_ZERO] = { mmtune_split_zero_init, mmtune_split_zero_exit },
 #endif
 };
 

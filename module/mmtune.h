@@ -50,4 +50,16 @@ int mmtune_zswap_init(struct kobject *parent);
 void mmtune_zswap_exit(void);
 int mmtune_zswap_store_whole(struct folio *folio);
 
+/* Feature files: thp_swap.c (groups thp_swap and split_zero) */
+int mmtune_thp_swap_init(struct kobject *parent);
+void mmtune_thp_swap_exit(void);
+int mmtune_split_zero_init(struct kobject *parent);
+void mmtune_split_zero_exit(void);
+bool mmtune_thp_swap_split(struct folio *folio);
+unsigned int mmtune_split_zero_mark(struct page *page, unsigned int nr,
+				    enum mmtune_split_reason reason,
+				    unsigned long *zero);
+void mmtune_split_zero_done(enum mmtune_split_reason reason,
+			    unsigned int ptes, unsigned int unmapped);
+
 #endif /* _MMTUNE_H */
