@@ -23,9 +23,9 @@ const struct mmtune_ops mmtune_ops = {
 	.zswap_store_large	= mmtune_zswap_store_whole,
 #endif
 #ifdef CONFIG_TRANSPARENT_HUGEPAGE
-	.thp_swap_split		= mmtune_thp_swap_split,
-	.split_zero_mark	= mmtune_split_zero_mark,
-	.split_zero_done	= mmtune_split_zero_done,
+	.thp_swap_split		= thp_swap_split_hook,
+	.split_zero_mark	= split_zero_mark_hook,
+	.split_zero_done	= split_zero_done_hook,
 #endif
 };
 

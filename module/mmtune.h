@@ -55,11 +55,11 @@ int mmtune_thp_swap_init(struct kobject *parent);
 void mmtune_thp_swap_exit(void);
 int mmtune_split_zero_init(struct kobject *parent);
 void mmtune_split_zero_exit(void);
-bool mmtune_thp_swap_split(struct folio *folio);
-unsigned int mmtune_split_zero_mark(struct page *page, unsigned int nr,
+bool thp_swap_split_hook(struct folio *folio);
+unsigned int split_zero_mark_hook(struct page *page, unsigned int nr,
 				    enum mmtune_split_reason reason,
 				    unsigned long *zero);
-void mmtune_split_zero_done(enum mmtune_split_reason reason,
+void split_zero_done_hook(enum mmtune_split_reason reason,
 			    unsigned int ptes, unsigned int unmapped);
 
 #endif /* _MMTUNE_H */

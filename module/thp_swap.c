@@ -69,7 +69,7 @@ static bool subpage_is_zero(struct page *page)
  * and isolated, inside the hook core's SRCU read section; no mmap_lock, no
  * allocation.
  */
-bool mmtune_thp_swap_split(struct folio *folio)
+bool thp_swap_split_hook(struct folio *folio)
 {
 	unsigned int nr = folio_nr_pages(folio);
 	unsigned int sampled = 0, nonzero = 0, size, thresh, seed;
@@ -120,7 +120,7 @@ bool mmtune_thp_swap_split(struct folio *folio)
  * The split_zero_mark hook. Context: __split_huge_page(), anon_vma locked
  * for write, every subpage locked and unmapped; SRCU read section.
  */
-unsigned int mmtune_split_zero_mark(struct page *page, unsigned int nr,
+unsigned int split_zero_mark_hook(struct page *page, unsigned int nr,
 				    enum mmtune_split_reason reason,
 				    unsigned long *zero)
 {
@@ -146,7 +146,7 @@ unsigned int mmtune_split_zero_mark(struct page *page, unsigned int nr,
 }
 
 /* The split_zero_done hook: same context as split_zero_mark. */
-void mmtune_split_zero_done(enum mmtune_split_reason reason,
+void split_zero_done_hook(enum mmtune_split_reason reason,
 			    unsigned int ptes, unsigned int unmapped)
 {
 	atomic_long_add(ptes, &zero_ptes_mapped);

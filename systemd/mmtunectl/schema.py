@@ -141,4 +141,8 @@ COUNTERS = {
               "fallback_disk"],
     "swap_slots": ["alloc", "alloc_hit", "refill", "alloc_direct", "free_cached",
                    "flush", "activations", "deactivations"],
+    "thp_swap": ["thp_whole", "thp_split", "subpages_sampled",
+                 "subpages_sampled_zero"],
+    "split_zero": ["splits_scanned", "subpages_scanned", "subpages_zero",
+                   "zero_ptes_mapped", "subpages_dropped", "bytes_not_written"],
 }
