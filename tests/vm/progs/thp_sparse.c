@@ -27,6 +27,11 @@
  *                    CONFIG_MEM_SOFT_DIRTY
  *   --migrate        migrate the region (move_pages() to another node if
  *                    there is one, else compaction), then check
+ *   --mlock          mlock the region after writing it (no zero page may be
+ *                    mapped into it)
+ * For benchmarks: --wait-writeback counts the time until the writes have
+ * completed (vmstat nr_writeback back to where it was) in pageout_s, and
+ * --no-verify skips the read back.
  *
  * Exit status: 0 pass, 1 fail, 4 skip (kselftest convention).
  */
@@ -62,6 +67,7 @@ static struct {
 	unsigned long size_mib, dirty, offset, loops;
 	uint64_t seed;
 	bool split_debugfs, cow, fork, soft_dirty, migrate, no_pageout;
+	bool wait_writeback, no_verify, mlock;
 } o = { .size_mib = 64, .dirty = 1, .loops = 1, .seed = 1 };
 
 static char *region;
@@ -177,6 +183,22 @@ static size_t anon_huge_kib(void)
 		return 0;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "AnonHugePages: %zu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* RssAnon of this process: MM_ANONPAGES, which the zero-page remap lowers. */
+static size_t rss_anon_kib(void)
+{
+	char line[256];
+	size_t kib = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssAnon: %zu kB", &kib) == 1)
 			break;
 	fclose(f);
 	return kib;
@@ -339,6 +361,9 @@ static void parse(int argc, char **argv)
 		{ "soft-dirty", no_argument, NULL, 'y' },
 		{ "migrate", no_argument, NULL, 'm' },
 		{ "no-pageout", no_argument, NULL, 'n' },
+		{ "wait-writeback", no_argument, NULL, 'w' },
+		{ "no-verify", no_argument, NULL, 'V' },
+		{ "mlock", no_argument, NULL, 'L' },
 		{}
 	};
 	int c;
@@ -356,6 +381,9 @@ static void parse(int argc, char **argv)
 		case 'y': o.soft_dirty = true; break;
 		case 'm': o.migrate = true; break;
 		case 'n': o.no_pageout = true; break;
+		case 'w': o.wait_writeback = true; break;
+		case 'V': o.no_verify = true; break;
+		case 'L': o.mlock = true; break;
 		default: die(KSFT_FAIL, "bad arguments");
 		}
 	}
@@ -369,7 +397,7 @@ int main(int argc, char **argv)
 	const char *keys[] = { "pswpout", "pswpin", "zswpout", "thp_swpout",
 			       "thp_swpout_fallback", "thp_split_page" };
 	enum { NK = sizeof(keys) / sizeof(keys[0]) };
-	uint64_t before[NK], after[NK];
+	uint64_t before[NK], after[NK], wb0 = 0;
 	size_t thps, dirty_pages = 0, zero_mapped, sd_before = 0, sd_after = 0;
 	uint64_t zpfn;
 	double secs = 0, fault_secs, t;
@@ -412,6 +440,8 @@ int main(int argc, char **argv)
 			}
 		}
 		fault_secs = now() - t;
+		if (o.mlock && mlock(region, size))
+			die(KSFT_FAIL, "mlock: %s", strerror(errno));
 		thps = anon_huge_kib() / 2048;
 
 		count_zero_mapped(zpfn, &sd_before);
@@ -421,18 +451,21 @@ int main(int argc, char **argv)
 
 		for (int k = 0; k < NK; k++)
 			before[k] = vmstat(keys[k]);
+		wb0 = vmstat("nr_writeback");
 		t = now();
 		if (o.split_debugfs)
 			split_debugfs();
 		else if (!o.no_pageout && madvise(region, size, MADV_PAGEOUT))
 			die(KSFT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
+		while (o.wait_writeback && vmstat("nr_writeback") > wb0)
+			usleep(1000);
 		secs = now() - t;
 		for (int k = 0; k < NK; k++)
 			after[k] = vmstat(keys[k]);
 		zero_mapped = count_zero_mapped(zpfn, &sd_after);
 
-		printf("deltas: thps=%zu dirty_pages=%zu pages=%zu zero_mapped=%zu soft_dirty=%zu",
-		       thps, dirty_pages, npages, zero_mapped, sd_after);
+		printf("deltas: thps=%zu dirty_pages=%zu pages=%zu zero_mapped=%zu soft_dirty=%zu rss_anon_kib=%zu",
+		       thps, dirty_pages, npages, zero_mapped, sd_after, rss_anon_kib());
 		for (int k = 0; k < NK; k++)
 			printf(" %s=%" PRIu64, keys[k], after[k] - before[k]);
 		printf(" fault_s=%.3f pageout_s=%.3f\n", fault_secs, secs);
@@ -475,7 +508,7 @@ int main(int argc, char **argv)
 		}
 		if (o.migrate)
 			migrate();
-		{
+		if (!o.no_verify) {
 			size_t bad = verify("read back");
 
 			if (bad)
@@ -493,7 +526,9 @@ int main(int argc, char **argv)
 				    sd_after);
 			msg("soft-dirty: every subpage kept the bit, clear_refs cleared it");
 		}
-		msg("every byte as written (%zu dirty subpages, the rest zero)", dirty_pages);
+		if (!o.no_verify)
+			msg("every byte as written (%zu dirty subpages, the rest zero)",
+			    dirty_pages);
 	}
 	return KSFT_PASS;
 }
