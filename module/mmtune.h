@@ -57,9 +57,9 @@ int mmtune_split_zero_init(struct kobject *parent);
 void mmtune_split_zero_exit(void);
 bool thp_swap_split_hook(struct folio *folio);
 unsigned int split_zero_mark_hook(struct page *page, unsigned int nr,
-				    enum mmtune_split_reason reason,
-				    unsigned long *zero);
+				  enum mmtune_split_reason reason,
+				  unsigned long *zero);
 void split_zero_done_hook(enum mmtune_split_reason reason,
-			    unsigned int ptes, unsigned int unmapped);
+			  unsigned int ptes, unsigned int unmapped);
 
 #endif /* _MMTUNE_H */

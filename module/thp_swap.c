@@ -121,8 +121,8 @@ bool thp_swap_split_hook(struct folio *folio)
  * for write, every subpage locked and unmapped; SRCU read section.
  */
 unsigned int split_zero_mark_hook(struct page *page, unsigned int nr,
-				    enum mmtune_split_reason reason,
-				    unsigned long *zero)
+				  enum mmtune_split_reason reason,
+				  unsigned long *zero)
 {
 	unsigned int i, scanned = 0, marked = 0;
 
@@ -147,7 +147,7 @@ unsigned int split_zero_mark_hook(struct page *page, unsigned int nr,
 
 /* The split_zero_done hook: same context as split_zero_mark. */
 void split_zero_done_hook(enum mmtune_split_reason reason,
-			    unsigned int ptes, unsigned int unmapped)
+			  unsigned int ptes, unsigned int unmapped)
 {
 	atomic_long_add(ptes, &zero_ptes_mapped);
 	atomic_long_add(unmapped, &subpages_dropped);
