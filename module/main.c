@@ -27,6 +27,11 @@ const struct mmtune_ops mmtune_ops = {
 	.swap_slot_free		= mmtune_slots_free,
 	.swap_slots_drain	= mmtune_slots_drain,
 #endif
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+	.thp_swap_split		= thp_swap_split_hook,
+	.split_zero_mark	= split_zero_mark_hook,
+	.split_zero_done	= split_zero_done_hook,
+#endif
 };
 
 struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES] = {
@@ -35,6 +40,10 @@ struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES] = {
 #endif
 #ifdef CONFIG_ZSWAP
 	[MMTUNE_ZSWAP_LARGE] = { mmtune_zswap_init, mmtune_zswap_exit },
+#endif
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+	[MMTUNE_THP_SWAP] = { mmtune_thp_swap_init, mmtune_thp_swap_exit },
+	[MMTUNE_SPLIT_ZERO] = { mmtune_split_zero_init, mmtune_split_zero_exit },
 #endif
 };
 

@@ -57,4 +57,16 @@ bool mmtune_slots_alloc(swp_entry_t *entry);
 bool mmtune_slots_free(swp_entry_t entry);
 void mmtune_slots_drain(void);
 
+/* Feature files: thp_swap.c (groups thp_swap and split_zero) */
+int mmtune_thp_swap_init(struct kobject *parent);
+void mmtune_thp_swap_exit(void);
+int mmtune_split_zero_init(struct kobject *parent);
+void mmtune_split_zero_exit(void);
+bool thp_swap_split_hook(struct folio *folio);
+unsigned int split_zero_mark_hook(struct page *page, unsigned int nr,
+				  enum mmtune_split_reason reason,
+				  unsigned long *zero);
+void split_zero_done_hook(enum mmtune_split_reason reason,
+			  unsigned int ptes, unsigned int unmapped);
+
 #endif /* _MMTUNE_H */

@@ -142,4 +142,8 @@ COUNTERS = {
     "swap_slots": ["active", "alloc", "alloc_hit", "alloc_direct", "refill",
                    "refill_slots", "free", "free_cached", "flush", "flush_slots",
                    "drains", "activations", "deactivations"],
+    "thp_swap": ["thp_whole", "thp_split", "subpages_sampled",
+                 "subpages_sampled_zero"],
+    "split_zero": ["splits_scanned", "subpages_scanned", "subpages_zero",
+                   "zero_ptes_mapped", "subpages_dropped", "bytes_not_written"],
 }

@@ -5,7 +5,8 @@
 #
 # Benchmarks are not tests: they report ratios measured side by side in one
 # boot and fail only if the run itself breaks. A "# disk-bps: N" line in
-# the guest script throttles the virtio swap disk to N bytes/s. The report
+# the guest script throttles the virtio swap disk to N bytes/s (unless
+# MMTUNE_VM_DISK_BPS is set). The report
 # is printed and kept in build/bench/NAME.txt.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,7 +19,7 @@ fi
 make -s -C "$repo" modules
 mkdir -p "$repo/build/bench"
 report=$repo/build/bench/$name.txt
-MMTUNE_VM_DISK_BPS=$(sed -n 's/^# disk-bps: \([0-9]*\)$/\1/p' "$script") \
+MMTUNE_VM_DISK_BPS=${MMTUNE_VM_DISK_BPS:-$(sed -n 's/^# disk-bps: \([0-9]*\)$/\1/p' "$script")} \
 MMTUNE_VM_TIMEOUT=${MMTUNE_VM_TIMEOUT:-3600} \
 	"$repo/tests/vm/run.sh" --bench "$name" | tee "$report"
 

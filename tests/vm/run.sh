@@ -21,6 +21,8 @@
 #   MMTUNE_VM_DISK_BPS   throttle the virtio swap disk to this many bytes/s
 #                        (qemu throttling.bps-total), so that disk swap is
 #                        not a page-cache-backed file in disguise
+#   MMTUNE_VM_NUMA       1: two NUMA nodes, half the memory and one CPU
+#                        each (test 58 then migrates with move_pages())
 #
 # Exit status: 0 when every test passed and the console is clean.
 set -euo pipefail
@@ -36,6 +38,12 @@ tests='*'
 bench=
 verbose=0
 disk_bps=${MMTUNE_VM_DISK_BPS:-}
+numa_opts=()
+if [ "${MMTUNE_VM_NUMA:-0}" = 1 ]; then
+	half=$(( $(numfmt --from=iec "$mem") / 2 ))
+	numa_opts=(-object "memory-backend-ram,id=m0,size=$half" -object "memory-backend-ram,id=m1,size=$half"
+		-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1)
+fi
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -148,7 +156,7 @@ disk_opts=
 echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, tests '$tests', timeout ${timeout_s}s)"
 start=$(date +%s)
 timeout --foreground "$timeout_s" qemu-system-x86_64 $accel_opt \
-	-smp 2 -m "$mem" -nodefaults -no-reboot -display none \
+	-smp 2 -m "$mem" "${numa_opts[@]}" -nodefaults -no-reboot -display none \
 	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" \
 	-append "console=ttyS0,115200 panic=-1 oops=panic rdinit=/init mmtune.mode=$mode mmtune.tests=$tests mmtune.bench=$bench mmtune.disk_bps=${disk_bps:-0}" \
 	-serial "file:$out/console.log" -serial "file:$out/results.tap" \

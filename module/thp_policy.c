@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pure decisions of the THP swap-out policy and of zero-subpage detection;
+ * see thp_policy.h. No kernel or libc calls beyond what both provide.
+ */
+#include "thp_policy.h"
+
+const char *const thp_swap_policy_names[NR_THP_SWAP_POLICIES] = {
+	[THP_SWAP_WHOLE]	= "whole",
+	[THP_SWAP_SPLIT]	= "split",
+	[THP_SWAP_ADAPTIVE]	= "adaptive",
+};
+
+const char *const split_zero_mode_names[NR_SPLIT_ZERO_MODES] = {
+	[SPLIT_ZERO_NEVER]		= "never",
+	[SPLIT_ZERO_RECLAIM_ONLY]	= "reclaim-only",
+	[SPLIT_ZERO_ALWAYS]		= "always",
+};
+
+int thp_policy_parse_name(const char *buf, size_t count,
+			  const char *const *names, unsigned int nr)
+{
+	unsigned int n;
+	size_t len = count, j;
+
+	if (len && buf[len - 1] == '\n')
+		len--;
+	for (n = 0; n < nr; n++) {
+		for (j = 0; j < len && names[n][j] && names[n][j] == buf[j]; j++)
+			;
+		if (j == len && names[n][len] == '\0')
+			return (int)n;
+	}
+	return -EINVAL;
+}
+
+int thp_policy_check(u32 sample_size, u32 threshold)
+{
+	if (sample_size < THP_SAMPLE_SIZE_MIN ||
+	    sample_size > THP_SAMPLE_SIZE_MAX ||
+	    threshold > THP_THRESHOLD_MAX || threshold > sample_size)
+		return -EINVAL;
+	return 0;
+}
+
+unsigned int thp_sample_index(unsigned int i, unsigned int sample_size,
+			      unsigned int nr, unsigned int seed)
+{
+	unsigned int stride;
+
+	if (!nr)
+		return 0;
+	if (!sample_size)
+		sample_size = 1;
+	if (sample_size > nr)
+		sample_size = nr;
+	if (i >= sample_size)
+		i = sample_size - 1;
+	/*
+	 * floor(i * nr / sample_size) are at least floor(nr / sample_size)
+	 * apart, and the last one is at most nr - nr / sample_size: shifting
+	 * all by less than the stride keeps them distinct and below nr.
+	 */
+	stride = nr / sample_size;
+	return (unsigned int)(((unsigned long)i * nr) / sample_size) +
+	       seed % stride;
+}
+
+enum thp_verdict thp_adaptive_verdict(unsigned int sampled,
+				      unsigned int nonzero,
+				      unsigned int sample_size,
+				      unsigned int threshold)
+{
+	if (nonzero >= threshold)
+		return THP_KEEP_WHOLE;
+	if (sampled >= sample_size)
+		return THP_SPLIT;
+	return THP_SAMPLE_MORE;
+}
+
+bool split_zero_wanted(enum split_zero_mode mode, bool reclaim)
+{
+	switch (mode) {
+	case SPLIT_ZERO_RECLAIM_ONLY:
+		return reclaim;
+	case SPLIT_ZERO_ALWAYS:
+		return true;
+	default:
+		return false;
+	}
+}

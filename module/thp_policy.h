@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * THP swap-out policy and zero-subpage detection: the pure decisions (knob
+ * names and ranges, which subpages to sample, split or keep whole). Pure C:
+ * built into the module (thp_swap.c) and, unchanged, into the userspace
+ * unit tests (tests/unit/test_thp_policy.c).
+ */
+#ifndef _MMTUNE_THP_POLICY_H
+#define _MMTUNE_THP_POLICY_H
+
+#ifdef __KERNEL__
+#include <linux/errno.h>
+#include <linux/types.h>
+#else
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+typedef uint32_t u32;
+#endif
+
+/* Subpages of a PMD-sized THP on x86-64 (HPAGE_PMD_NR). */
+#define THP_POLICY_MAX_SUBPAGES	512
+
+#define THP_SAMPLE_SIZE_MIN	1
+#define THP_SAMPLE_SIZE_MAX	512
+#define THP_SAMPLE_SIZE_DEFAULT	32
+#define THP_THRESHOLD_MAX	512
+#define THP_THRESHOLD_DEFAULT	4
+
+/* thp_swap/policy */
+enum thp_swap_policy {
+	THP_SWAP_WHOLE,		/* stock: swap PMD-mapped THPs out whole */
+	THP_SWAP_SPLIT,		/* always split before swap-out */
+	THP_SWAP_ADAPTIVE,	/* split sparse THPs, keep dense ones whole */
+	NR_THP_SWAP_POLICIES
+};
+
+/* split_zero/mode */
+enum split_zero_mode {
+	SPLIT_ZERO_NEVER,	/* stock: remap every subpage */
+	SPLIT_ZERO_RECLAIM_ONLY,	/* only splits done by reclaim */
+	SPLIT_ZERO_ALWAYS,	/* every split: reclaim, migration, others */
+	NR_SPLIT_ZERO_MODES
+};
+
+extern const char *const thp_swap_policy_names[NR_THP_SWAP_POLICIES];
+extern const char *const split_zero_mode_names[NR_SPLIT_ZERO_MODES];
+
+/*
+ * Parse a knob write that must be exactly one of @names (one trailing
+ * newline allowed). Return: the index, or -EINVAL.
+ */
+int thp_policy_parse_name(const char *buf, size_t count,
+			  const char *const *names, unsigned int nr);
+
+/* 0 if @sample_size and @threshold are in range and consistent, or -EINVAL. */
+int thp_policy_check(u32 sample_size, u32 threshold);
+
+/*
+ * The subpage to read as sample @i (0 <= @i < @sample_size) of a THP of @nr
+ * subpages. Samples are evenly spaced; @seed shifts them within their
+ * stride, so that data at a fixed offset of every THP is not always missed
+ * (or always hit). Indexes are distinct and below @nr. @sample_size is
+ * clamped to @nr.
+ */
+unsigned int thp_sample_index(unsigned int i, unsigned int sample_size,
+			      unsigned int nr, unsigned int seed);
+
+enum thp_verdict {
+	THP_SAMPLE_MORE,	/* read another sample */
+	THP_KEEP_WHOLE,		/* enough data found: swap it out whole */
+	THP_SPLIT,		/* sparse: split it before swap-out */
+};
+
+/*
+ * Adaptive policy after @sampled samples, @nonzero of them holding data:
+ * keep whole as soon as @nonzero reaches @threshold, split once every one
+ * of @sample_size samples is read with fewer. @threshold 0 never splits.
+ */
+enum thp_verdict thp_adaptive_verdict(unsigned int sampled,
+				      unsigned int nonzero,
+				      unsigned int sample_size,
+				      unsigned int threshold);
+
+/* Should a split done for @reclaim (true) or another reason look for zeroes? */
+bool split_zero_wanted(enum split_zero_mode mode, bool reclaim);
+
+#endif /* _MMTUNE_THP_POLICY_H */

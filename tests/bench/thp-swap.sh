@@ -1,0 +1,101 @@
+# THP swap-out policy with zero-subpage dropping (issue 5): the experiment of
+# the zero-subpage series, timed. thp_sparse maps a region of THPs, dirties
+# N of the 512 subpages of each (one byte at an offset), and pushes it out
+# with MADV_PAGEOUT, waiting for the writes to complete:
+#   best case   1 dirty subpage per THP (first byte)
+#   worst case  512 dirty subpages per THP (last byte of each)
+# each on zram and on the throttled virtio disk, with mmtune loaded at
+#   whole       policy=whole, mode=never: stock (hooks off)
+#   adaptive    policy=adaptive (32 samples, threshold 4), mode=reclaim-only
+# Rounds are interleaved and medians reported. "time" is fault-in plus
+# pageout (what the series timed); "pageout" is the pageout alone.
+# Guest side; run it with tests/bench/run.sh thp-swap.
+# disk-bps: 104857600
+. /lib.sh
+size=${BENCH_SIZE_MIB:-256}
+rounds=${BENCH_ROUNDS:-3}
+results=/tmp/bench.results
+bench_failed() { echo "BENCH FAILED: $*"; touch /tmp/demo-failed; }
+
+disk_limit="unthrottled"
+[ "${MMTUNE_DISK_BPS:-0}" != 0 ] && disk_limit="$((MMTUNE_DISK_BPS / 1048576)) MiB/s (qemu throttling.bps-total)"
+echo "== thp-swap: thp_sparse, ${size} MiB of THPs, MADV_PAGEOUT until written"
+echo "== $(nproc) vCPUs (TCG), $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo); swap: zram 2G, or 4 GiB virtio disk at $disk_limit"
+thp_always
+
+# run DEVICE CASE POLICY ROUND
+run() {
+	grep -q "^mmtune " /proc/modules && rmmod mmtune
+	case "$3" in
+	whole) thp_setup "$1" whole never ;;
+	adaptive) thp_setup "$1" adaptive reclaim-only ;;
+	esac
+	case "$2" in
+	best) args="--dirty 1 --offset 0" ;;
+	worst) args="--dirty 512 --offset 4095" ;;
+	esac
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	echo 1 >/proc/sys/vm/compact_memory
+	out=$(thp_sparse --size "$size" $args --seed "$4" --wait-writeback --no-verify) ||
+		bench_failed "$1 $2 $3 round $4: $out"
+	line=$(echo "$out" | grep '^deltas:')
+	echo "$1 $2 $3 round $4: $line"
+	get() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+	echo "$1 $2 $3 $4 $(get fault_s) $(get pageout_s) $(get pswpout) $(get thp_swpout) $(get thps)" >>"$results"
+}
+
+: >"$results"
+r=1
+while [ $r -le "$rounds" ]; do
+	for dev in zram disk; do
+		for case in best worst; do
+			for policy in whole adaptive; do
+				run $dev $case $policy $r
+			done
+		done
+	done
+	r=$((r + 1))
+done
+grep -q "^mmtune " /proc/modules && rmmod mmtune
+swapoff_all
+
+echo
+echo "== results: median of $rounds rounds, seconds; ratio = adaptive / whole"
+awk '
+function median(list,   a, n, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 1; i <= n; i++) a[i] += 0
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+	k = $1 " " $2 " " $3
+	tot[k] = tot[k] " " ($5 + $6); po[k] = po[k] " " $6
+	pswp[k] += $7; thp[k] += $8; nthp[k] += $9; n[k]++
+}
+END {
+	printf "%-5s %-6s %-9s %8s %8s %9s %10s %9s %10s\n", "swap", "case", "policy", "time s", "pageout", "pswpout", "thp_swpout", "THPs", "ratio"
+	split("zram disk", devs, " "); split("best worst", cases, " "); split("whole adaptive", pols, " ")
+	for (d = 1; d <= 2; d++) for (c = 1; c <= 2; c++) {
+		w = devs[d] " " cases[c] " whole"; a = devs[d] " " cases[c] " adaptive"
+		for (p = 1; p <= 2; p++) {
+			k = devs[d] " " cases[c] " " pols[p]
+			t = median(tot[k]); o = median(po[k])
+			ratio = ""
+			if (pols[p] == "adaptive")
+				ratio = sprintf("%.3fx / %.3fx", t / median(tot[w]), o / median(po[w]))
+			printf "%-5s %-6s %-9s %8.3f %8.3f %9d %10d %9d %s\n", devs[d], cases[c], pols[p], t, o,
+				pswp[k] / n[k], thp[k] / n[k], nthp[k] / n[k], ratio
+		}
+		r[devs[d] " " cases[c]] = median(tot[a]) / median(tot[w])
+		rp[devs[d] " " cases[c]] = median(po[a]) / median(po[w])
+	}
+	printf "(ratio: time / pageout alone; vmstat columns: mean per round)\n\n"
+	printf "goals (time, pageout alone): best case zram <= 0.5x: %s (%.3fx, %.3fx); best case disk <= 0.1x: %s (%.3fx, %.3fx)\n",
+		(r["zram best"] <= 0.5 ? "met" : "NOT met"), r["zram best"], rp["zram best"],
+		(r["disk best"] <= 0.1 ? "met" : "NOT met"), r["disk best"], rp["disk best"]
+	printf "worst case <= 1.02x: zram %s (%.3fx, %.3fx), disk %s (%.3fx, %.3fx)\n",
+		(r["zram worst"] <= 1.02 ? "met" : "NOT met"), r["zram worst"], rp["zram worst"],
+		(r["disk worst"] <= 1.02 ? "met" : "NOT met"), r["disk worst"], rp["disk worst"]
+}' "$results"
