@@ -22,12 +22,16 @@ const struct mmtune_ops mmtune_ops = {
 #ifdef CONFIG_ZSWAP
 	.zswap_store_large	= mmtune_zswap_store_whole,
 #endif
+	.pcp_free		= mmtune_pcp_hook_free,
+	.pcp_refill		= mmtune_pcp_hook_refill,
+	.pcp_decay		= mmtune_pcp_hook_decay,
 };
 
 struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES] = {
 #ifdef CONFIG_ZSWAP
 	[MMTUNE_ZSWAP_LARGE] = { mmtune_zswap_init, mmtune_zswap_exit },
 #endif
+	[MMTUNE_PCP_HIGH] = { mmtune_pcp_init, mmtune_pcp_exit },
 };
 
 /* Serialises feature switches; protects mmtune_active and mmtune_unloading. */

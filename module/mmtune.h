@@ -50,4 +50,15 @@ int mmtune_zswap_init(struct kobject *parent);
 void mmtune_zswap_exit(void);
 int mmtune_zswap_store_whole(struct folio *folio);
 
+/* Feature files: pcp.c */
+struct per_cpu_pages;
+struct zone;
+int mmtune_pcp_init(struct kobject *parent);
+void mmtune_pcp_exit(void);
+int mmtune_pcp_hook_free(struct zone *zone, struct per_cpu_pages *pcp,
+			 unsigned int order);
+int mmtune_pcp_hook_refill(struct zone *zone, struct per_cpu_pages *pcp,
+			   unsigned int order);
+int mmtune_pcp_hook_decay(struct zone *zone, struct per_cpu_pages *pcp);
+
 #endif /* _MMTUNE_H */
