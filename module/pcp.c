@@ -347,40 +347,49 @@ PCP_STAT_ATTR(decays);
  * One line per populated zone: node, zone, min/avg/max of high and of count
  * over the online CPUs, and the bounds high_min and high_max.
  */
+static int pcp_zone_line(char *buf, int len, int nid, struct zone *zone)
+{
+	long hmin = LONG_MAX, hmax = 0, hsum = 0;
+	long cmin = LONG_MAX, cmax = 0, csum = 0;
+	int bmin = 0, bmax = 0, n = 0, cpu;
+
+	for_each_online_cpu(cpu) {
+		struct per_cpu_pages *pcp = per_cpu_ptr(zone->per_cpu_pageset,
+							cpu);
+		long h = READ_ONCE(pcp->high);
+		long c = READ_ONCE(pcp->count);
+
+		hmin = min(hmin, h);
+		hmax = max(hmax, h);
+		hsum += h;
+		cmin = min(cmin, c);
+		cmax = max(cmax, c);
+		csum += c;
+		bmin = READ_ONCE(pcp->high_min);
+		bmax = READ_ONCE(pcp->high_max);
+		n++;
+	}
+	if (!n)
+		return 0;
+	return sysfs_emit_at(buf, len,
+			     "%d %s high %ld %ld %ld count %ld %ld %ld bounds %d %d\n",
+			     nid, zone->name, hmin, hsum / n, hmax,
+			     cmin, csum / n, cmax, bmin, bmax);
+}
+
 static ssize_t zones_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
 {
-	struct zone *zone;
-	int len = 0;
+	int len = 0, nid, zid;
 
-	for_each_populated_zone(zone) {
-		long hmin = LONG_MAX, hmax = 0, hsum = 0;
-		long cmin = LONG_MAX, cmax = 0, csum = 0;
-		int bmin = 0, bmax = 0, n = 0, cpu;
+	/* for_each_populated_zone() needs helpers modules cannot call. */
+	for_each_online_node(nid) {
+		for (zid = 0; zid < MAX_NR_ZONES; zid++) {
+			struct zone *zone = &NODE_DATA(nid)->node_zones[zid];
 
-		for_each_online_cpu(cpu) {
-			struct per_cpu_pages *pcp =
-				per_cpu_ptr(zone->per_cpu_pageset, cpu);
-			long h = READ_ONCE(pcp->high);
-			long c = READ_ONCE(pcp->count);
-
-			hmin = min(hmin, h);
-			hmax = max(hmax, h);
-			hsum += h;
-			cmin = min(cmin, c);
-			cmax = max(cmax, c);
-			csum += c;
-			bmin = READ_ONCE(pcp->high_min);
-			bmax = READ_ONCE(pcp->high_max);
-			n++;
+			if (populated_zone(zone))
+				len += pcp_zone_line(buf, len, nid, zone);
 		}
-		if (!n)
-			continue;
-		len += sysfs_emit_at(buf, len,
-				     "%d %s high %ld %ld %ld count %ld %ld %ld bounds %d %d\n",
-				     zone_to_nid(zone), zone->name, hmin,
-				     hsum / n, hmax, cmin, csum / n, cmax,
-				     bmin, bmax);
 	}
 	return len;
 }
