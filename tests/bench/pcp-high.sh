@@ -68,6 +68,7 @@ for i in $(seq 1 120); do
 		decay_s=$(awk -v s="$start" -v e="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.0f", e - s }')
 		break
 	fi
+	pcp_poke_cpus
 	sleep 1
 done
 mmtune_pcp zones

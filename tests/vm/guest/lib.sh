@@ -172,3 +172,11 @@ pcp_refills_per_1000() {
 	echo "refills $((r1 - r0)) allocs $((a1 - a0))" >&2
 	awk -v r=$((r1 - r0)) -v a=$((a1 - a0)) 'BEGIN { printf "%d\n", a ? r * 1000000 / a : 0 }'
 }
+
+# Keep every CPU awake for a few ticks. The vmstat worker, which decays the
+# tuned high, is deferrable: on a CPU that stays idle it waits for a wakeup.
+pcp_poke_cpus() {
+	for c in $(seq 0 $(($(nproc) - 1))); do
+		taskset -c "$c" sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done'
+	done
+}

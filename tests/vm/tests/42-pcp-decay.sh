@@ -1,5 +1,7 @@
 # Once the load stops, every pageset's high decays back to high_min and the
 # pages above it go back to the zone, within 60 s (sysfs-docs: decay_percent).
+# The CPUs are kept from sleeping through it: the vmstat worker that runs
+# the decay is deferrable, so a fully idle CPU decays at its next wakeup.
 . /lib.sh
 load_mmtune
 echo 1 >"$MMTUNE_PCP/enabled" || fail "enable pcp"
@@ -12,6 +14,7 @@ while :; do
 	now=$(cut -d. -f1 /proc/uptime)
 	[ "$(pcp_zone high_max)" -le "$bmin" ] && [ "$(pcp_zone count_max)" -le "$bmin" ] && break
 	[ $((now - start)) -gt 60 ] && { mmtune_pcp zones; fail "high not back to high_min after 60 s"; }
+	pcp_poke_cpus
 	sleep 1
 done
 mmtune_pcp zones
