@@ -32,6 +32,9 @@ const struct mmtune_ops mmtune_ops = {
 	.split_zero_mark	= split_zero_mark_hook,
 	.split_zero_done	= split_zero_done_hook,
 #endif
+	.pcp_free		= mmtune_pcp_hook_free,
+	.pcp_refill		= mmtune_pcp_hook_refill,
+	.pcp_decay		= mmtune_pcp_hook_decay,
 };
 
 struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES] = {
@@ -45,6 +48,7 @@ struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES] = {
 	[MMTUNE_THP_SWAP] = { mmtune_thp_swap_init, mmtune_thp_swap_exit },
 	[MMTUNE_SPLIT_ZERO] = { mmtune_split_zero_init, mmtune_split_zero_exit },
 #endif
+	[MMTUNE_PCP_HIGH] = { mmtune_pcp_init, mmtune_pcp_exit },
 };
 
 /* Serialises feature switches; protects mmtune_active and mmtune_unloading. */

@@ -69,4 +69,15 @@ unsigned int split_zero_mark_hook(struct page *page, unsigned int nr,
 void split_zero_done_hook(enum mmtune_split_reason reason,
 			  unsigned int ptes, unsigned int unmapped);
 
+/* Feature files: pcp.c */
+struct per_cpu_pages;
+struct zone;
+int mmtune_pcp_init(struct kobject *parent);
+void mmtune_pcp_exit(void);
+int mmtune_pcp_hook_free(struct zone *zone, struct per_cpu_pages *pcp,
+			 unsigned int order);
+int mmtune_pcp_hook_refill(struct zone *zone, struct per_cpu_pages *pcp,
+			   unsigned int order);
+int mmtune_pcp_hook_decay(struct zone *zone, struct per_cpu_pages *pcp);
+
 #endif /* _MMTUNE_H */

@@ -1,0 +1,21 @@
+# Under a parallel page-fault/munmap load on both CPUs, the tuner raises
+# high, and refills from the zone per 1000 allocations fall against the
+# stock decisions of the same kernel (observe=1, tuner off).
+. /lib.sh
+load_mmtune
+LOAD="pcp_churn fault --threads 2 --mib 8 --rounds 150"
+echo 1 >"$MMTUNE_PCP/observe"
+stock=$(pcp_refills_per_1000 $LOAD)
+stock_high=$(pcp_zone high_max)
+assert_eq "$(mmtune_pcp raises)" 0 "no raises with the tuner off"
+echo 1 >"$MMTUNE_PCP/enabled" || fail "enable pcp"
+tuned=$(pcp_refills_per_1000 $LOAD)
+mmtune_pcp zones
+tuned_high=$(pcp_zone high_max)
+echo "refills per 1000 allocations x1000: stock $stock tuned $tuned; DMA32 high max: stock $stock_high tuned $tuned_high"
+assert_ge "$(mmtune_pcp raises)" 1 "raises with the tuner on"
+assert_ge "$tuned_high" $((stock_high * 4)) "DMA32 high max after the load (4x stock)"
+assert_ge "$stock" 1000 "stock refills per 1000 allocations x1000 (the load refills)"
+assert_le $((tuned * 5)) "$stock" "tuned refills x5 vs stock (<= 0.2x stock)"
+assert_le "$(pcp_zone high_max)" "$(pcp_zone bmax)" "high within high_max"
+unload_mmtune

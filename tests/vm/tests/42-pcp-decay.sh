@@ -1,0 +1,25 @@
+# Once the load stops, every pageset's high decays back to high_min and the
+# pages above it go back to the zone, within 60 s (sysfs-docs: decay_percent).
+# The CPUs are kept from sleeping through it: the vmstat worker that runs
+# the decay is deferrable, so a fully idle CPU decays at its next wakeup.
+. /lib.sh
+load_mmtune
+echo 1 >"$MMTUNE_PCP/enabled" || fail "enable pcp"
+pcp_churn fault --threads 2 --mib 16 --rounds 60 || fail "load"
+mmtune_pcp zones
+bmin=$(pcp_zone bmin)
+assert_ge "$(pcp_zone high_max)" $((bmin * 4)) "DMA32 high max after the load"
+start=$(cut -d. -f1 /proc/uptime)
+while :; do
+	now=$(cut -d. -f1 /proc/uptime)
+	[ "$(pcp_zone high_max)" -le "$bmin" ] && [ "$(pcp_zone count_max)" -le "$bmin" ] && break
+	[ $((now - start)) -gt 60 ] && { mmtune_pcp zones; fail "high not back to high_min after 60 s"; }
+	pcp_poke_cpus
+	sleep 1
+done
+mmtune_pcp zones
+echo "decayed to high_min in $((now - start)) s"
+assert_eq "$(pcp_zone high_max)" "$bmin" "DMA32 high max after the decay"
+assert_eq "$(pcp_zone high_min)" "$bmin" "DMA32 high min after the decay"
+assert_ge "$(mmtune_pcp decays)" 1 "decay steps"
+unload_mmtune

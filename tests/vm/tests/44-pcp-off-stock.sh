@@ -1,0 +1,24 @@
+# Tuner off, and rmmod, put every pageset's high in /proc/zoneinfo back to
+# its exact stock value.
+. /lib.sh
+zoneinfo_highs >/tmp/stock.highs
+cat /tmp/stock.highs
+load_mmtune
+zoneinfo_highs | cmp -s - /tmp/stock.highs || fail "loading the module changed pageset highs"
+for round in 1 2; do
+	echo 1 >"$MMTUNE_PCP/enabled" || fail "enable pcp"
+	pcp_churn fault --threads 2 --mib 16 --rounds 20 || fail "load"
+	zoneinfo_highs >/tmp/tuned.highs
+	cmp -s /tmp/tuned.highs /tmp/stock.highs && fail "round $round: the load did not change any high"
+	if [ $round = 1 ]; then
+		echo 0 >"$MMTUNE_PCP/enabled" || fail "disable pcp"
+		what="enabled=0"
+	else
+		unload_mmtune
+		what="rmmod"
+	fi
+	zoneinfo_highs >/tmp/after.highs
+	diff /tmp/stock.highs /tmp/after.highs || fail "highs after $what differ from stock"
+	info "ok: every pageset high back to stock after $what"
+done
+assert_hooks_idle
