@@ -7,19 +7,20 @@
 # each on zram and on the throttled virtio disk, with mmtune loaded at
 #   whole       policy=whole, mode=never: stock (hooks off)
 #   adaptive    policy=adaptive (32 samples, threshold 4), mode=reclaim-only
-# Rounds are interleaved and medians reported. "time" is fault-in plus
+# Rounds are interleaved (which policy runs first alternates) and medians
+# reported. "time" is fault-in plus
 # pageout (what the series timed); "pageout" is the pageout alone.
 # Guest side; run it with tests/bench/run.sh thp-swap.
 # disk-bps: 104857600
 . /lib.sh
-size=${BENCH_SIZE_MIB:-256}
-rounds=${BENCH_ROUNDS:-3}
+region_mib=${BENCH_SIZE_MIB:-256}
+rounds=${BENCH_ROUNDS:-4}
 results=/tmp/bench.results
 bench_failed() { echo "BENCH FAILED: $*"; touch /tmp/demo-failed; }
 
 disk_limit="unthrottled"
 [ "${MMTUNE_DISK_BPS:-0}" != 0 ] && disk_limit="$((MMTUNE_DISK_BPS / 1048576)) MiB/s (qemu throttling.bps-total)"
-echo "== thp-swap: thp_sparse, ${size} MiB of THPs, MADV_PAGEOUT until written"
+echo "== thp-swap: thp_sparse, ${region_mib} MiB of THPs, MADV_PAGEOUT until written"
 echo "== $(nproc) vCPUs (TCG), $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo); swap: zram 2G, or 4 GiB virtio disk at $disk_limit"
 thp_always
 
@@ -37,7 +38,7 @@ run() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	echo 1 >/proc/sys/vm/compact_memory
-	out=$(thp_sparse --size "$size" $args --seed "$4" --wait-writeback --no-verify) ||
+	out=$(thp_sparse --size "$region_mib" $args --seed "$4" --wait-writeback --no-verify) ||
 		bench_failed "$1 $2 $3 round $4: $out"
 	line=$(echo "$out" | grep '^deltas:')
 	echo "$1 $2 $3 round $4: $line"
@@ -50,7 +51,10 @@ r=1
 while [ $r -le "$rounds" ]; do
 	for dev in zram disk; do
 		for case in best worst; do
-			for policy in whole adaptive; do
+			# Alternate which policy goes first from round to round.
+			order="whole adaptive"
+			[ $((r % 2)) = 0 ] && order="adaptive whole"
+			for policy in $order; do
 				run $dev $case $policy $r
 			done
 		done

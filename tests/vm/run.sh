@@ -38,8 +38,12 @@ tests='*'
 bench=
 verbose=0
 disk_bps=${MMTUNE_VM_DISK_BPS:-}
+smp=2
 numa_opts=()
 if [ "${MMTUNE_VM_NUMA:-0}" = 1 ]; then
+	# One socket per node: two cores of one socket on two nodes make
+	# the guest warn (topology_sane) at boot.
+	smp=2,sockets=2,cores=1,threads=1
 	half=$(( $(numfmt --from=iec "$mem") / 2 ))
 	numa_opts=(-object "memory-backend-ram,id=m0,size=$half" -object "memory-backend-ram,id=m1,size=$half"
 		-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1)
@@ -156,7 +160,7 @@ disk_opts=
 echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, tests '$tests', timeout ${timeout_s}s)"
 start=$(date +%s)
 timeout --foreground "$timeout_s" qemu-system-x86_64 $accel_opt \
-	-smp 2 -m "$mem" "${numa_opts[@]}" -nodefaults -no-reboot -display none \
+	-smp "$smp" -m "$mem" "${numa_opts[@]}" -nodefaults -no-reboot -display none \
 	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" \
 	-append "console=ttyS0,115200 panic=-1 oops=panic rdinit=/init mmtune.mode=$mode mmtune.tests=$tests mmtune.bench=$bench mmtune.disk_bps=${disk_bps:-0}" \
 	-serial "file:$out/console.log" -serial "file:$out/results.tap" \

@@ -440,6 +440,14 @@ int main(int argc, char **argv)
 			}
 		}
 		fault_secs = now() - t;
+		/*
+		 * The THPs exist now. Keep khugepaged away from the region:
+		 * with max_ptes_none at its default of 511 it would collapse a
+		 * range of zero-page PTEs back into a THP at any moment, and
+		 * the counts below would depend on its timing.
+		 */
+		if (madvise(region, size, MADV_NOHUGEPAGE))
+			die(KSFT_FAIL, "MADV_NOHUGEPAGE: %s", strerror(errno));
 		if (o.mlock && mlock(region, size))
 			die(KSFT_FAIL, "mlock: %s", strerror(errno));
 		thps = anon_huge_kib() / 2048;
