@@ -5,7 +5,8 @@
 #   observe  enabled=0 observe=1: stock decisions, counted (refills, drains)
 #   tuned    enabled=1: the tuner moves high within its bounds
 # Workloads, both vCPUs:
-#   fault    2 threads map 8 MiB (4K pages), touch every page, unmap, loop
+#   fault    2 threads map 32 MiB (4K pages), touch every page, unmap, loop
+#            (a region is larger than the static high, ~7000 pages here)
 #   fork     2 workers fork children that touch 1 MiB and exit, loop
 # Then how long the PCP memory takes to return to stock once idle.
 # Guest side; run it with tests/bench/run.sh pcp-high.
@@ -35,7 +36,7 @@ setup() {
 run() {
 	setup "$1"
 	case $2 in
-	fault) cmd="pcp_churn fault --threads 2 --mib 8 --seconds $secs" ;;
+	fault) cmd="pcp_churn fault --threads 2 --mib 32 --seconds $secs" ;;
 	fork) cmd="pcp_churn fork --threads 2 --mib 1 --seconds $secs" ;;
 	esac
 	r0=$(mmtune_pcp refill_calls) d0=$(mmtune_pcp drains) a0=$(pgalloc_total)
@@ -76,7 +77,7 @@ decays=$(mmtune_pcp decays) raises=$(mmtune_pcp raises) lowers=$(mmtune_pcp lowe
 rmmod mmtune
 
 echo
-echo "== results: median of $rounds rounds; rate = ops per second (fault: 8 MiB regions mapped, touched and unmapped; fork: children)"
+echo "== results: median of $rounds rounds; rate = ops per second (fault: 32 MiB regions mapped, touched and unmapped; fork: children)"
 awk -v peak="$peak" -v idle="$idle_pages" -v decay="$decay_s" '
 function median(list, n,   a, i, j, t) {
 	n = split(list, a, " ")
