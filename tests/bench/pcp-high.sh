@@ -86,7 +86,7 @@ function median(list, n,   a, i, j, t) {
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 {
-	k = $1 " " $2
+	k = $2 " " $1	# workload config
 	rate[k] = rate[k] " " $4; al[k] += $5; rf[k] += $6; dr[k] += $7
 }
 END {
@@ -96,14 +96,14 @@ END {
 		k = cs[j]; w = ws[i]; m[w, k] = median(rate[w " " k])
 		rpk[w, k] = al[w " " k] ? 1000 * rf[w " " k] / al[w " " k] : 0
 		dpk[w, k] = al[w " " k] ? 1000 * dr[w " " k] / al[w " " k] : 0
-		printf "%-8s %-9s %10.1f %8.3fx %18s %17s\n", w, k, m[w, k], m[w, k] / m[w, "stock"],
+		printf "%-8s %-9s %10.2f %8.3fx %18s %17s\n", w, k, m[w, k], m[w, "stock"] ? m[w, k] / m[w, "stock"] : 0,
 			(k == "stock" ? "-" : sprintf("%.3f", rpk[w, k])), (k == "stock" ? "-" : sprintf("%.3f", dpk[w, k]))
 	}
 	printf "(refills and drains are counted by the hooks: none with the hooks off; observe counts the stock decisions)\n"
 	for (i = 1; i <= 2; i++) {
 		w = ws[i]
 		printf "%s: tuned/stock throughput %.3fx (goal >= 1.05: %s); refills per 1000 allocs tuned/observe %.3fx (goal <= 0.2: %s); drains %.3fx\n",
-			w, m[w, "tuned"] / m[w, "stock"], (m[w, "tuned"] >= 1.05 * m[w, "stock"] ? "met" : "NOT met"),
+			w, m[w, "stock"] ? m[w, "tuned"] / m[w, "stock"] : 0, (m[w, "tuned"] >= 1.05 * m[w, "stock"] ? "met" : "NOT met"),
 			rpk[w, "observe"] ? rpk[w, "tuned"] / rpk[w, "observe"] : 0,
 			(rpk[w, "tuned"] <= 0.2 * rpk[w, "observe"] ? "met" : "NOT met"),
 			dpk[w, "observe"] ? dpk[w, "tuned"] / dpk[w, "observe"] : 0
