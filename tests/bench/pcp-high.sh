@@ -65,7 +65,9 @@ peak=$(pcp_pages)
 start=$(cut -d' ' -f1 /proc/uptime)
 decay_s=timeout
 for i in $(seq 1 120); do
-	if [ "$(pcp_zone high_max)" -le "$(pcp_zone bmin)" ] && [ "$(pcp_pages)" -le $((idle_pages + 2 * 63 * 2)) ]; then
+	# Stock holds up to the static high (high_min) per CPU, so that is
+	# the stock level of PCP memory.
+	if [ "$(pcp_zone high_max)" -le "$(pcp_zone bmin)" ] && [ "$(pcp_zone count_max)" -le "$(pcp_zone bmin)" ]; then
 		decay_s=$(awk -v s="$start" -v e="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.0f", e - s }')
 		break
 	fi
