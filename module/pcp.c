@@ -113,6 +113,13 @@ int mmtune_pcp_hook_free(struct zone *zone, struct per_cpu_pages *pcp,
 			this_cpu_inc(pcp_stats.drains);
 		return -1;
 	}
+	/*
+	 * The kernel updates ZONE_BELOW_HIGH on refills and drains only; a
+	 * free that may raise high checks the watermark itself.
+	 */
+	if (!st.below_high && st.count >= st.high)
+		st.below_high = zone_page_state(zone, NR_FREE_PAGES) <
+				high_wmark_pages(zone);
 	pcp_params(&p);
 	nr = pcpp_free(&st, order, &p, &ev);
 	pcp_store(pcp, &st);

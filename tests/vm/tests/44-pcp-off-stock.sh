@@ -7,7 +7,7 @@ load_mmtune
 zoneinfo_highs | cmp -s - /tmp/stock.highs || fail "loading the module changed pageset highs"
 for round in 1 2; do
 	echo 1 >"$MMTUNE_PCP/enabled" || fail "enable pcp"
-	pcp_churn fault --threads 2 --mib 16 --rounds 20 || fail "load"
+	pcp_churn fault --threads 2 --mib 32 --rounds 10 || fail "load"
 	zoneinfo_highs >/tmp/tuned.highs
 	cmp -s /tmp/tuned.highs /tmp/stock.highs && fail "round $round: the load did not change any high"
 	if [ $round = 1 ]; then
