@@ -180,6 +180,7 @@ slots_load_stop() {
 	touch /tmp/load/stop
 	wait "$load1" || fail "load 1 lost data or failed"
 	wait "$load2" || fail "load 2 lost data or failed"
+}
 
 # --- thp_swap and split_zero (tests 5x) ------------------------------------
 MMTUNE_THP=$MMTUNE_SYSFS/thp_swap
