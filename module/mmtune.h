@@ -45,6 +45,25 @@ ssize_t mmtune_counter_show(struct kobject *kobj, struct kobj_attribute *attr,
 		.counter = &(_counter),					\
 	}
 
+/*
+ * A read-only sysfs file showing a per-CPU unsigned long counter, summed
+ * over every possible CPU: for counters bumped on hot paths, where one
+ * shared atomic would bounce between CPUs.
+ */
+struct mmtune_percpu_counter_attr {
+	struct kobj_attribute kattr;
+	unsigned long __percpu *counter;
+};
+
+ssize_t mmtune_percpu_counter_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf);
+
+#define MMTUNE_PERCPU_COUNTER_ATTR(_name, _counter)			\
+	struct mmtune_percpu_counter_attr _name##_attr = {		\
+		.kattr = __ATTR(_name, 0444, mmtune_percpu_counter_show, NULL), \
+		.counter = &(_counter),					\
+	}
+
 /* Feature files: zswap.c */
 int mmtune_zswap_init(struct kobject *parent);
 void mmtune_zswap_exit(void);

@@ -328,27 +328,13 @@ static ssize_t decay_percent_store(struct kobject *kobj,
 }
 static struct kobj_attribute decay_percent_attr = __ATTR_RW(decay_percent);
 
-/* Counters: per-CPU, summed over every possible CPU. */
-#define PCP_STAT_ATTR(_name)						\
-static ssize_t _name##_show(struct kobject *kobj,			\
-			    struct kobj_attribute *attr, char *buf)	\
-{									\
-	unsigned long sum = 0;						\
-	int cpu;							\
-									\
-	for_each_possible_cpu(cpu)					\
-		sum += READ_ONCE(per_cpu_ptr(&pcp_stats, cpu)->_name);	\
-	return sysfs_emit(buf, "%lu\n", sum);				\
-}									\
-static struct kobj_attribute _name##_attr = __ATTR_RO(_name)
-
-PCP_STAT_ATTR(refill_calls);
-PCP_STAT_ATTR(refill_pages);
-PCP_STAT_ATTR(drains);
-PCP_STAT_ATTR(free_high);
-PCP_STAT_ATTR(raises);
-PCP_STAT_ATTR(lowers);
-PCP_STAT_ATTR(decays);
+static MMTUNE_PERCPU_COUNTER_ATTR(refill_calls, pcp_stats.refill_calls);
+static MMTUNE_PERCPU_COUNTER_ATTR(refill_pages, pcp_stats.refill_pages);
+static MMTUNE_PERCPU_COUNTER_ATTR(drains, pcp_stats.drains);
+static MMTUNE_PERCPU_COUNTER_ATTR(free_high, pcp_stats.free_high);
+static MMTUNE_PERCPU_COUNTER_ATTR(raises, pcp_stats.raises);
+static MMTUNE_PERCPU_COUNTER_ATTR(lowers, pcp_stats.lowers);
+static MMTUNE_PERCPU_COUNTER_ATTR(decays, pcp_stats.decays);
 
 /*
  * One line per populated zone: node, zone, min/avg/max of high and of count
@@ -408,13 +394,13 @@ static struct attribute *pcp_attrs[] = {
 	&high_max_fraction_attr.attr,
 	&high_min_fraction_attr.attr,
 	&decay_percent_attr.attr,
-	&refill_calls_attr.attr,
-	&refill_pages_attr.attr,
-	&drains_attr.attr,
-	&free_high_attr.attr,
-	&raises_attr.attr,
-	&lowers_attr.attr,
-	&decays_attr.attr,
+	&refill_calls_attr.kattr.attr,
+	&refill_pages_attr.kattr.attr,
+	&drains_attr.kattr.attr,
+	&free_high_attr.kattr.attr,
+	&raises_attr.kattr.attr,
+	&lowers_attr.kattr.attr,
+	&decays_attr.kattr.attr,
 	&zones_attr.attr,
 	NULL,
 };

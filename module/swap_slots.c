@@ -419,42 +419,18 @@ static ssize_t cached_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 static struct kobj_attribute cached_attr = __ATTR_RO(cached);
 
-struct slot_stat_attr {
-	struct kobj_attribute kattr;
-	enum slot_stat item;
-};
-
-static ssize_t slot_stat_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	enum slot_stat item =
-		container_of(attr, struct slot_stat_attr, kattr)->item;
-	unsigned long sum = 0;
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu(slot_stats, cpu).v[item];
-	return sysfs_emit(buf, "%lu\n", sum);
-}
-
-#define SLOT_STAT_ATTR(_name, _item)					\
-	static struct slot_stat_attr _name##_attr = {			\
-		.kattr = __ATTR(_name, 0444, slot_stat_show, NULL),	\
-		.item = _item,						\
-	}
-
-SLOT_STAT_ATTR(alloc, SLOTS_ALLOC);
-SLOT_STAT_ATTR(alloc_hit, SLOTS_ALLOC_HIT);
-SLOT_STAT_ATTR(alloc_direct, SLOTS_ALLOC_DIRECT);
-SLOT_STAT_ATTR(refill, SLOTS_REFILL);
-SLOT_STAT_ATTR(refill_slots, SLOTS_REFILL_SLOTS);
-SLOT_STAT_ATTR(free, SLOTS_FREE);
-SLOT_STAT_ATTR(free_cached, SLOTS_FREE_CACHED);
-SLOT_STAT_ATTR(flush, SLOTS_FLUSH);
-SLOT_STAT_ATTR(flush_slots, SLOTS_FLUSH_SLOTS);
-SLOT_STAT_ATTR(drains, SLOTS_DRAIN);
-SLOT_STAT_ATTR(activations, SLOTS_ACTIVATIONS);
-SLOT_STAT_ATTR(deactivations, SLOTS_DEACTIVATIONS);
+static MMTUNE_PERCPU_COUNTER_ATTR(alloc, slot_stats.v[SLOTS_ALLOC]);
+static MMTUNE_PERCPU_COUNTER_ATTR(alloc_hit, slot_stats.v[SLOTS_ALLOC_HIT]);
+static MMTUNE_PERCPU_COUNTER_ATTR(alloc_direct, slot_stats.v[SLOTS_ALLOC_DIRECT]);
+static MMTUNE_PERCPU_COUNTER_ATTR(refill, slot_stats.v[SLOTS_REFILL]);
+static MMTUNE_PERCPU_COUNTER_ATTR(refill_slots, slot_stats.v[SLOTS_REFILL_SLOTS]);
+static MMTUNE_PERCPU_COUNTER_ATTR(free, slot_stats.v[SLOTS_FREE]);
+static MMTUNE_PERCPU_COUNTER_ATTR(free_cached, slot_stats.v[SLOTS_FREE_CACHED]);
+static MMTUNE_PERCPU_COUNTER_ATTR(flush, slot_stats.v[SLOTS_FLUSH]);
+static MMTUNE_PERCPU_COUNTER_ATTR(flush_slots, slot_stats.v[SLOTS_FLUSH_SLOTS]);
+static MMTUNE_PERCPU_COUNTER_ATTR(drains, slot_stats.v[SLOTS_DRAIN]);
+static MMTUNE_PERCPU_COUNTER_ATTR(activations, slot_stats.v[SLOTS_ACTIVATIONS]);
+static MMTUNE_PERCPU_COUNTER_ATTR(deactivations, slot_stats.v[SLOTS_DEACTIVATIONS]);
 
 static struct attribute *swap_slots_attrs[] = {
 	&enabled_attr.attr,

@@ -21,6 +21,19 @@ ssize_t mmtune_counter_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%ld\n", atomic_long_read(ca->counter));
 }
 
+ssize_t mmtune_percpu_counter_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	struct mmtune_percpu_counter_attr *ca =
+		container_of(attr, struct mmtune_percpu_counter_attr, kattr);
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(*per_cpu_ptr(ca->counter, cpu));
+	return sysfs_emit(buf, "%lu\n", sum);
+}
+
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
