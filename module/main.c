@@ -125,4 +125,5 @@ module_exit(mmtune_exit);
 
 MODULE_DESCRIPTION("Swap and page allocation tuning for mmtune-enabled kernels");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(MMTUNE);
 MODULE_VERSION(MMTUNE_VERSION);

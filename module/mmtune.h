@@ -72,8 +72,8 @@ int mmtune_zswap_store_whole(struct folio *folio);
 /* Feature files: swap_slots.c */
 int mmtune_swap_slots_init(struct kobject *parent);
 void mmtune_swap_slots_exit(void);
-bool mmtune_slots_alloc(swp_entry_t *entry);
-bool mmtune_slots_free(swp_entry_t entry);
+int mmtune_slots_alloc(swp_entry_t *entry);
+int mmtune_slots_free(swp_entry_t entry);
 void mmtune_slots_drain(void);
 
 /* Feature files: thp_swap.c (groups thp_swap and split_zero) */
@@ -81,10 +81,9 @@ int mmtune_thp_swap_init(struct kobject *parent);
 void mmtune_thp_swap_exit(void);
 int mmtune_split_zero_init(struct kobject *parent);
 void mmtune_split_zero_exit(void);
-bool thp_swap_split_hook(struct folio *folio);
-unsigned int split_zero_mark_hook(struct page *page, unsigned int nr,
-				  enum mmtune_split_reason reason,
-				  unsigned long *zero);
+int thp_swap_split_hook(struct folio *folio);
+int split_zero_mark_hook(struct page *page, unsigned int nr,
+			 enum mmtune_split_reason reason, unsigned long *zero);
 void split_zero_done_hook(enum mmtune_split_reason reason,
 			  unsigned int ptes, unsigned int unmapped);
 

@@ -191,7 +191,7 @@ static void refill(struct slot_cache *c)
  * core's SRCU read section. Always handles the request, so the stock cache
  * is not refilled while this group is on.
  */
-bool mmtune_slots_alloc(swp_entry_t *entry)
+int mmtune_slots_alloc(swp_entry_t *entry)
 {
 	struct slot_cache *c;
 	bool hit = false;
@@ -217,18 +217,18 @@ bool mmtune_slots_alloc(swp_entry_t *entry)
 	if (entry->val) {
 		if (hit)
 			stat_add(SLOTS_ALLOC_HIT, 1);
-		return true;
+		return 0;
 	}
 	get_swap_pages_batch(1, entry);
 	stat_add(SLOTS_ALLOC_DIRECT, 1);
-	return true;
+	return 0;
 }
 
 /*
  * The swap_slot_free hook: atomic, inside rcu_read_lock(); the caller may
  * hold page table locks. Always handles the slot.
  */
-bool mmtune_slots_free(swp_entry_t entry)
+int mmtune_slots_free(swp_entry_t entry)
 {
 	struct slot_cache *c = raw_cpu_ptr(&slot_caches);
 	unsigned long flags;
@@ -253,7 +253,7 @@ bool mmtune_slots_free(swp_entry_t entry)
 		stat_add(SLOTS_FREE_CACHED, 1);
 	else
 		swapcache_free_entries(&entry, 1);
-	return true;
+	return 0;
 }
 
 /* The swap_slots_drain hook: swapoff, swap_slots_cache_usable() false. */

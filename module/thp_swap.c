@@ -69,7 +69,7 @@ static bool subpage_is_zero(struct page *page)
  * and isolated, inside the hook core's SRCU read section; no mmap_lock, no
  * allocation.
  */
-bool thp_swap_split_hook(struct folio *folio)
+int thp_swap_split_hook(struct folio *folio)
 {
 	unsigned int nr = folio_nr_pages(folio);
 	unsigned int sampled = 0, nonzero = 0, size, thresh, seed;
@@ -78,18 +78,18 @@ bool thp_swap_split_hook(struct folio *folio)
 	switch (READ_ONCE(policy)) {
 	case THP_SWAP_SPLIT:
 		atomic_long_inc(&thp_split);
-		return true;
+		return 1;
 	case THP_SWAP_ADAPTIVE:
 		break;
 	default:
 		atomic_long_inc(&thp_whole);
-		return false;
+		return MMTUNE_STOCK;
 	}
 
 	/* Never read a poisoned subpage: leave such a THP to the stock path. */
 	if (folio_test_has_hwpoisoned(folio)) {
 		atomic_long_inc(&thp_whole);
-		return false;
+		return MMTUNE_STOCK;
 	}
 
 	/* A concurrent knob write may pair old and new values: clamp. */
@@ -102,6 +102,11 @@ bool thp_swap_split_hook(struct folio *folio)
 		struct page *page = folio_page(folio,
 				thp_sample_index(sampled, size, nr, seed));
 
+		/* PG_has_hwpoisoned is set late: test this subpage. */
+		if (PageHWPoison(page)) {
+			atomic_long_inc(&thp_whole);
+			return MMTUNE_STOCK;
+		}
 		sampled++;
 		if (!subpage_is_zero(page))
 			nonzero++;
@@ -110,19 +115,18 @@ bool thp_swap_split_hook(struct folio *folio)
 	atomic_long_add(sampled - nonzero, &subpages_sampled_zero);
 	if (verdict == THP_SPLIT) {
 		atomic_long_inc(&thp_split);
-		return true;
+		return 1;
 	}
 	atomic_long_inc(&thp_whole);
-	return false;
+	return MMTUNE_STOCK;
 }
 
 /*
  * The split_zero_mark hook. Context: __split_huge_page(), anon_vma locked
  * for write, every subpage locked and unmapped; SRCU read section.
  */
-unsigned int split_zero_mark_hook(struct page *page, unsigned int nr,
-				  enum mmtune_split_reason reason,
-				  unsigned long *zero)
+int split_zero_mark_hook(struct page *page, unsigned int nr,
+			 enum mmtune_split_reason reason, unsigned long *zero)
 {
 	unsigned int i, scanned = 0, marked = 0;
 

@@ -74,6 +74,11 @@ int mmtune_zswap_store_whole(struct folio *folio)
 	}
 
 	for (stored = 0; stored < nr; stored++) {
+		/* Memory failure may poison a subpage after the kernel's check. */
+		if (PageHWPoison(folio_page(folio, stored))) {
+			err = -EHWPOISON;
+			break;
+		}
 		err = frontswap_store_subpage(folio, stored);
 		if (err)
 			break;

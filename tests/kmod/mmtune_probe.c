@@ -52,3 +52,4 @@ module_init(mmtune_probe_init);
 module_exit(mmtune_probe_exit);
 MODULE_DESCRIPTION("mmtune hook core registration probe (tests only)");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(MMTUNE);
