@@ -3,9 +3,9 @@
  * mmtune: swap and page allocation tuning behind the mmtune hook points of
  * a patched kernel (CONFIG_MMTUNE_HOOKS).
  *
- * This file registers with the hook core and keeps the mask of features
- * that are switched on. Each feature lives in a file of its own and fills
- * in its entry of mmtune_features[].
+ * This file lists the features, builds the one struct mmtune_ops the hook
+ * core takes from their descriptors, registers it, and switches features
+ * on and off.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,82 +15,120 @@
 #include "mmtune.h"
 #include "version.h"
 
-const struct mmtune_ops mmtune_ops = {
-	.abi_version		= MMTUNE_ABI_VERSION,
-	.ops_size		= sizeof(struct mmtune_ops),
-	.owner			= THIS_MODULE,
-#ifdef CONFIG_ZSWAP
-	.zswap_store_large	= mmtune_zswap_store_whole,
-#endif
+/* The features: adding one is a line here and one in Kbuild. */
+const struct mmtune_desc *const mmtune_impl[] = {
 #ifdef CONFIG_SWAP
-	.swap_slot_alloc	= mmtune_slots_alloc,
-	.swap_slot_free		= mmtune_slots_free,
-	.swap_slots_drain	= mmtune_slots_drain,
+	&swap_slots_feature,
 #endif
 #ifdef CONFIG_TRANSPARENT_HUGEPAGE
-	.thp_swap_split		= thp_swap_split_hook,
-	.split_zero_mark	= split_zero_mark_hook,
-	.split_zero_done	= split_zero_done_hook,
-#endif
-	.pcp_free		= mmtune_pcp_hook_free,
-	.pcp_refill		= mmtune_pcp_hook_refill,
-	.pcp_decay		= mmtune_pcp_hook_decay,
-};
-
-struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES] = {
-#ifdef CONFIG_SWAP
-	[MMTUNE_SWAP_SLOTS] = { mmtune_swap_slots_init, mmtune_swap_slots_exit },
+	&thp_swap_feature,
+	&split_zero_feature,
 #endif
 #ifdef CONFIG_ZSWAP
-	[MMTUNE_ZSWAP_LARGE] = { mmtune_zswap_init, mmtune_zswap_exit },
+	&zswap_large_feature,
 #endif
-#ifdef CONFIG_TRANSPARENT_HUGEPAGE
-	[MMTUNE_THP_SWAP] = { mmtune_thp_swap_init, mmtune_thp_swap_exit },
-	[MMTUNE_SPLIT_ZERO] = { mmtune_split_zero_init, mmtune_split_zero_exit },
-#endif
-	[MMTUNE_PCP_HIGH] = { mmtune_pcp_init, mmtune_pcp_exit },
+	&pcp_high_feature,
 };
 
-/* Serialises feature switches; protects mmtune_active and mmtune_unloading. */
-static DEFINE_MUTEX(mmtune_switch_lock);
+const unsigned int mmtune_nr_impl = ARRAY_SIZE(mmtune_impl);
+
+/* Written once, before registration; the hook core reads it after. */
+static struct mmtune_ops mmtune_ops = {
+	.abi_version	= MMTUNE_ABI_VERSION,
+	.ops_size	= sizeof(struct mmtune_ops),
+	.owner		= THIS_MODULE,
+};
+
+/* Protected by mmtune_knob_lock. */
 static unsigned long mmtune_active;
 static bool mmtune_unloading;
 
-bool mmtune_feature_is_on(enum mmtune_feature feature)
+bool mmtune_feature_is_on(enum mmtune_feature id)
 {
-	return READ_ONCE(mmtune_active) & BIT(feature);
+	return READ_ONCE(mmtune_active) & BIT(id);
 }
 
 /*
- * Turn one feature's hooks on or off. Sleeps: when it turns a feature off,
- * it returns only after every CPU has left that feature's hooks.
+ * Turn one feature's hooks on or off: enable() before they go on,
+ * disable() once they are off and no CPU is inside one any more.
  */
-int mmtune_feature_switch(enum mmtune_feature feature, bool on)
+int mmtune_feature_switch(const struct mmtune_desc *f, bool on)
 {
 	unsigned long next;
 	int ret;
 
-	if (feature >= NR_MMTUNE_FEATURES || !mmtune_features[feature].init)
-		return -EOPNOTSUPP;
-
-	mutex_lock(&mmtune_switch_lock);
-	if (mmtune_unloading) {
-		ret = -ENODEV;
-		goto out;
+	lockdep_assert_held(&mmtune_knob_lock);
+	if (mmtune_unloading)
+		return -ENODEV;
+	if (on == mmtune_feature_is_on(f->id))
+		return 0;
+	if (on && f->enable) {
+		ret = f->enable();
+		if (ret)
+			return ret;
 	}
-	next = on ? mmtune_active | BIT(feature) : mmtune_active & ~BIT(feature);
+	next = on ? mmtune_active | BIT(f->id) : mmtune_active & ~BIT(f->id);
 	ret = mmtune_set_features(&mmtune_ops, next);
-	if (!ret)
-		WRITE_ONCE(mmtune_active, next);
-out:
-	mutex_unlock(&mmtune_switch_lock);
-	return ret;
+	if (ret) {
+		if (on && f->disable)
+			f->disable();
+		return ret;
+	}
+	WRITE_ONCE(mmtune_active, next);
+	if (!on && f->disable)
+		f->disable();
+	return 0;
+}
+
+/* Every hook of the kernel's table: its group and its place in the ops. */
+static const struct {
+	enum mmtune_feature id;
+	size_t offset;
+} mmtune_hook_slots[] = {
+#define MMTUNE_HOOK(FEATURE, CLASS, hook, proto, args)			\
+	{ MMTUNE_##FEATURE, offsetof(struct mmtune_ops, hook) },
+#define MMTUNE_HOOK_VOID MMTUNE_HOOK
+#define MMTUNE_FEATURE(FEATURE, name, on, off)
+#include <linux/mmtune_hook_defs.h>
+#undef MMTUNE_HOOK
+#undef MMTUNE_HOOK_VOID
+#undef MMTUNE_FEATURE
+};
+
+/*
+ * Copy each feature's hooks into the one ops, only those of its own group,
+ * and check that the feature carries its group's name.
+ */
+static int mmtune_build_ops(void)
+{
+	unsigned int i, h;
+
+	for (i = 0; i < mmtune_nr_impl; i++) {
+		const struct mmtune_desc *f = mmtune_impl[i];
+
+		if (strcmp(f->name, mmtune_feature_name(f->id))) {
+			pr_err("feature %s is group %s in the kernel\n",
+			       f->name, mmtune_feature_name(f->id));
+			return -EINVAL;
+		}
+		for (h = 0; f->hooks && h < ARRAY_SIZE(mmtune_hook_slots); h++) {
+			size_t off = mmtune_hook_slots[h].offset;
+
+			if (mmtune_hook_slots[h].id == f->id)
+				*(void **)((void *)&mmtune_ops + off) =
+					*(void * const *)((const void *)f->hooks + off);
+		}
+	}
+	return 0;
 }
 
 static int __init mmtune_init(void)
 {
 	int ret;
 
+	ret = mmtune_build_ops();
+	if (ret)
+		return ret;
 	/* The hook core logs why it refuses (ABI mismatch, already taken). */
 	ret = mmtune_register(&mmtune_ops);
 	if (ret)
@@ -108,14 +146,20 @@ static int __init mmtune_init(void)
 
 static void __exit mmtune_exit(void)
 {
-	mutex_lock(&mmtune_switch_lock);
+	unsigned int i;
+
+	mutex_lock(&mmtune_knob_lock);
 	mmtune_unloading = true;
-	WRITE_ONCE(mmtune_active, 0);
-	mutex_unlock(&mmtune_switch_lock);
+	mutex_unlock(&mmtune_knob_lock);
 
 	/* Turns every hook off and waits for callers still inside one. */
 	mmtune_unregister(&mmtune_ops);
-	/* Only now may features free what their hooks used. */
+	/* The features that were on undo what their hooks left behind. */
+	for (i = 0; i < mmtune_nr_impl; i++)
+		if (mmtune_feature_is_on(mmtune_impl[i]->id) &&
+		    mmtune_impl[i]->disable)
+			mmtune_impl[i]->disable();
+	WRITE_ONCE(mmtune_active, 0);
 	mmtune_sysfs_exit();
 	pr_info("unloaded\n");
 }
@@ -125,5 +169,5 @@ module_exit(mmtune_exit);
 
 MODULE_DESCRIPTION("Swap and page allocation tuning for mmtune-enabled kernels");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(MMTUNE);
 MODULE_VERSION(MMTUNE_VERSION);
+MODULE_IMPORT_NS(MMTUNE);

@@ -1,101 +1,159 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared declarations of the mmtune module: the feature table and the
- * /sys/kernel/mm/mmtune/ root.
+ * Shared declarations of the mmtune module: the feature descriptor, the knob
+ * and counter attributes every feature's sysfs directory is made of, and the
+ * list of features (main.c).
+ *
+ * A feature is one file, <name>.c, that defines one descriptor <name>_feature
+ * whose name is the kernel's feature group (mmtune_feature_name()), its
+ * sysfs directory /sys/kernel/mm/mmtune/<name>/, and the prefix of its
+ * functions. sysfs.c gives every feature the same switch, "enabled".
  */
 #ifndef _MMTUNE_H
 #define _MMTUNE_H
 
+#include <linux/highmem.h>
 #include <linux/kobject.h>
 #include <linux/mmtune_hooks.h>
+#include <linux/sysfs.h>
 
-/*
- * One entry per kernel feature group. A feature file of this module fills in
- * its entry; entries left without init are reported as "unavailable".
- */
-struct mmtune_feature_impl {
-	/* Set up knobs under @parent; called once at load, feature off. */
-	int (*init)(struct kobject *parent);
-	/* Undo init; called at unload after the feature's hooks are off. */
+struct mmtune_desc {
+	/* The kernel's group name: sysfs directory, file and prefix. */
+	const char *name;
+	enum mmtune_feature id;
+	/* This group's hooks; members of other groups are ignored. */
+	const struct mmtune_ops *hooks;
+	/* Knobs and other files, NULL-terminated; "enabled" is added. */
+	struct attribute **attrs;
+	/* Its counters: one read-only file each, see MMTUNE_COUNTER(). */
+	const struct mmtune_counter *counters;
+	const void __percpu *counter_base;
+	/* At load, before the directory exists; the feature is off. */
+	int (*init)(void);
+	/* At unload, after the hooks are off for good. */
 	void (*exit)(void);
+	/* Before the hooks go on; an error keeps the feature off. */
+	int (*enable)(void);
+	/* After the hooks went off and no CPU is inside one any more. */
+	void (*disable)(void);
 };
 
-extern struct mmtune_feature_impl mmtune_features[NR_MMTUNE_FEATURES];
-extern const struct mmtune_ops mmtune_ops;
+/*
+ * The fields every descriptor has, from the one name: group FEAT (its
+ * enum MMTUNE_<ID>), with FEAT_hooks, FEAT_attrs, FEAT_counters and the
+ * per-CPU FEAT_stats defined in FEAT.c.
+ */
+#define MMTUNE_DESC(feat, ID)						\
+	.name = #feat, .id = MMTUNE_##ID, .hooks = &feat##_hooks,	\
+	.attrs = feat##_attrs, .counters = feat##_counters,		\
+	.counter_base = &feat##_stats
 
-bool mmtune_feature_is_on(enum mmtune_feature feature);
-int mmtune_feature_switch(enum mmtune_feature feature, bool on);
+bool mmtune_feature_is_on(enum mmtune_feature id);
+/* Called with mmtune_knob_lock held; sleeps. */
+int mmtune_feature_switch(const struct mmtune_desc *f, bool on);
+extern const struct mmtune_desc *const mmtune_impl[];
+extern const unsigned int mmtune_nr_impl;
 
 int mmtune_sysfs_init(void);
 void mmtune_sysfs_exit(void);
-extern struct kobject *mmtune_kobj;
-
-/* A read-only sysfs file showing one atomic_long_t counter. */
-struct mmtune_counter_attr {
-	struct kobj_attribute kattr;
-	atomic_long_t *counter;
-};
-
-ssize_t mmtune_counter_show(struct kobject *kobj, struct kobj_attribute *attr,
-			    char *buf);
-
-#define MMTUNE_COUNTER_ATTR(_name, _counter)				\
-	struct mmtune_counter_attr _name##_attr = {			\
-		.kattr = __ATTR(_name, 0444, mmtune_counter_show, NULL),	\
-		.counter = &(_counter),					\
-	}
 
 /*
- * A read-only sysfs file showing a per-CPU unsigned long counter, summed
- * over every possible CPU: for counters bumped on hot paths, where one
- * shared atomic would bounce between CPUs.
+ * Serialises every knob write and feature switch, so that a knob's set()
+ * can check the other knobs of its feature without a lock of its own. The
+ * hooks never take it.
  */
-struct mmtune_percpu_counter_attr {
-	struct kobj_attribute kattr;
-	unsigned long __percpu *counter;
+extern struct mutex mmtune_knob_lock;
+
+/*
+ * A knob: one u32 in sysfs. bool reads and writes 0/1 (kstrtobool); u32
+ * takes a decimal in [min, max]; choice takes one of @choices (the index
+ * is stored) and shows every choice with the current one in brackets, as
+ * the kernel's THP files do. An out-of-range or unparsable write fails with
+ * -EINVAL and keeps the old value. @set, if any, is called with
+ * mmtune_knob_lock held and the old value still in place: it can refuse
+ * the value (cross-knob rules) or apply it (resize, recompute); the value is
+ * stored only if it returns 0.
+ */
+enum mmtune_knob_type {
+	MMTUNE_KNOB_BOOL,
+	MMTUNE_KNOB_U32,
+	MMTUNE_KNOB_CHOICE,
 };
 
-ssize_t mmtune_percpu_counter_show(struct kobject *kobj,
-				   struct kobj_attribute *attr, char *buf);
+struct mmtune_knob {
+	struct kobj_attribute kattr;
+	enum mmtune_knob_type type;
+	u32 *val;
+	u32 min, max;
+	const char * const *choices;
+	int (*set)(u32 val);
+};
 
-#define MMTUNE_PERCPU_COUNTER_ATTR(_name, _counter)			\
-	struct mmtune_percpu_counter_attr _name##_attr = {		\
-		.kattr = __ATTR(_name, 0444, mmtune_percpu_counter_show, NULL), \
-		.counter = &(_counter),					\
+ssize_t mmtune_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf);
+ssize_t mmtune_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
+			  const char *buf, size_t count);
+
+#define __MMTUNE_KNOB(_name, _type, _var, _min, _max, _choices, _set)	\
+	struct mmtune_knob _name##_knob = {				\
+		.kattr = __ATTR(_name, 0644, mmtune_knob_show,		\
+				mmtune_knob_store),			\
+		.type = _type, .val = &(_var), .min = _min, .max = _max, \
+		.choices = _choices, .set = _set,			\
 	}
+#define MMTUNE_KNOB_BOOL(_name, _var, _set)				\
+	__MMTUNE_KNOB(_name, MMTUNE_KNOB_BOOL, _var, 0, 1, NULL, _set)
+#define MMTUNE_KNOB_U32(_name, _var, _min, _max, _set)			\
+	__MMTUNE_KNOB(_name, MMTUNE_KNOB_U32, _var, _min, _max, NULL, _set)
+#define MMTUNE_KNOB_CHOICE(_name, _var, _choices, _set)		\
+	__MMTUNE_KNOB(_name, MMTUNE_KNOB_CHOICE, _var, 0,		\
+		      ARRAY_SIZE(_choices) - 2, _choices, _set)
 
-/* Feature files: zswap.c */
-int mmtune_zswap_init(struct kobject *parent);
-void mmtune_zswap_exit(void);
-int mmtune_zswap_store_whole(struct folio *folio);
+/*
+ * A feature's counters, as data: a per-CPU struct of unsigned longs (so that
+ * hot paths share no cache line), bumped with this_cpu_inc()/_add(), and a
+ * {}-terminated table naming its fields. sysfs.c makes one read-only file
+ * per entry, showing the sum over every possible CPU.
+ *
+ *	struct foo_stats { unsigned long hits, misses; };
+ *	static DEFINE_PER_CPU(struct foo_stats, foo_stats);
+ *	static const struct mmtune_counter foo_counters[] = {
+ *		MMTUNE_COUNTER(foo_stats, hits), MMTUNE_COUNTER(foo_stats, misses),
+ *		{}
+ *	};
+ *	... .counters = foo_counters, .counter_base = &foo_stats,
+ */
+struct mmtune_counter {
+	const char *name;
+	size_t offset;
+};
 
-/* Feature files: swap_slots.c */
-int mmtune_swap_slots_init(struct kobject *parent);
-void mmtune_swap_slots_exit(void);
-int mmtune_slots_alloc(swp_entry_t *entry);
-int mmtune_slots_free(swp_entry_t entry);
-void mmtune_slots_drain(void);
+#define MMTUNE_COUNTER(stats, field)					\
+	{ #field, offsetof(struct stats, field) }
 
-/* Feature files: thp_swap.c (groups thp_swap and split_zero) */
-int mmtune_thp_swap_init(struct kobject *parent);
-void mmtune_thp_swap_exit(void);
-int mmtune_split_zero_init(struct kobject *parent);
-void mmtune_split_zero_exit(void);
-int thp_swap_split_hook(struct folio *folio);
-int split_zero_mark_hook(struct page *page, unsigned int nr,
-			 enum mmtune_split_reason reason, unsigned long *zero);
-void split_zero_done_hook(enum mmtune_split_reason reason,
-			  unsigned int ptes, unsigned int unmapped);
+unsigned long mmtune_counter_sum(const void __percpu *base, size_t offset);
+/* The sum of one field of a per-CPU stats struct, for derived files. */
+#define MMTUNE_COUNTER_SUM(stats, field)				\
+	mmtune_counter_sum(&(stats), offsetof(typeof(stats), field))
 
-/* Feature files: pcp.c */
-struct per_cpu_pages;
-struct zone;
-int mmtune_pcp_init(struct kobject *parent);
-void mmtune_pcp_exit(void);
-int mmtune_pcp_hook_free(struct zone *zone, struct per_cpu_pages *pcp,
-			 unsigned int order);
-int mmtune_pcp_hook_refill(struct zone *zone, struct per_cpu_pages *pcp,
-			   unsigned int order);
-int mmtune_pcp_hook_decay(struct zone *zone, struct per_cpu_pages *pcp);
+/* An entry of a feature's attrs[]. */
+#define MMTUNE_KNOB_ATTR(_name)		(&_name##_knob.kattr.attr)
+
+/* A page holds nothing but zero bytes. Never call it for a poisoned one. */
+static inline bool mmtune_page_is_zero(struct page *page)
+{
+	void *addr = kmap_local_page(page);
+	bool zero = !memchr_inv(addr, 0, PAGE_SIZE);
+
+	kunmap_local(addr);
+	return zero;
+}
+
+/* The features; main.c lists them. */
+extern const struct mmtune_desc swap_slots_feature;
+extern const struct mmtune_desc thp_swap_feature;
+extern const struct mmtune_desc split_zero_feature;
+extern const struct mmtune_desc zswap_large_feature;
+extern const struct mmtune_desc pcp_high_feature;
 
 #endif /* _MMTUNE_H */

@@ -31,7 +31,6 @@
 #include <linux/sysfs.h>
 
 #include "mmtune.h"
-#include "parse.h"
 
 #define CACHE_SIZE_MIN		16
 #define CACHE_SIZE_MAX		SWAP_SLOTS_BATCH_MAX
@@ -52,38 +51,21 @@ struct slot_cache {
 static DEFINE_PER_CPU(struct slot_cache, slot_caches);
 
 /*
- * Counters are per CPU so that the hot paths do not share a cache line;
- * the sysfs files sum them over every possible CPU.
+ * Counters: order-0 allocations handled, served from slots already cached,
+ * or one slot straight from the devices; get_swap_pages_batch() calls and
+ * the slots they returned; frees handled and put in the free side;
+ * swapcache_free_entries() batches and their slots; whole-cache drains
+ * (swapoff, resize, ...); (de)activations.
  */
-enum slot_stat {
-	SLOTS_ALLOC,		/* order-0 allocations handled */
-	SLOTS_ALLOC_HIT,		/* ... served from slots already cached */
-	SLOTS_ALLOC_DIRECT,	/* ... one slot straight from the devices */
-	SLOTS_REFILL,		/* get_swap_pages_batch() calls */
-	SLOTS_REFILL_SLOTS,	/* slots those calls returned */
-	SLOTS_FREE,		/* frees handled */
-	SLOTS_FREE_CACHED,	/* ... put in the free side */
-	SLOTS_FLUSH,		/* swapcache_free_entries() batches */
-	SLOTS_FLUSH_SLOTS,	/* slots those batches returned */
-	SLOTS_DRAIN,		/* whole-cache drains (swapoff, resize, ...) */
-	SLOTS_ACTIVATIONS,
-	SLOTS_DEACTIVATIONS,
-	NR_SLOTS_STATS
+struct swap_slots_stats {
+	unsigned long alloc, alloc_hit, alloc_direct,
+		      refill, refill_slots, free,
+		      free_cached, flush, flush_slots,
+		      drains, activations, deactivations;
 };
+static DEFINE_PER_CPU(struct swap_slots_stats, swap_slots_stats);
 
-struct slot_stats {
-	unsigned long v[NR_SLOTS_STATS];
-};
-
-static DEFINE_PER_CPU(struct slot_stats, slot_stats);
-
-static inline void stat_add(enum slot_stat item, long n)
-{
-	this_cpu_add(slot_stats.v[item], n);
-}
-
-/* Knobs; writes serialise on knob_lock. */
-static DEFINE_MUTEX(knob_lock);
+/* Knobs; written under mmtune_knob_lock. */
 static u32 cache_size = 64;
 static u32 activate_factor = 5;
 static u32 deactivate_factor = 2;
@@ -107,8 +89,8 @@ static void drain_cpu(unsigned int cpu, int online)
 	n = c->nr;
 	if (n) {
 		swapcache_free_entries(c->slots + c->cur, n);
-		stat_add(SLOTS_FLUSH, 1);
-		stat_add(SLOTS_FLUSH_SLOTS, n);
+		this_cpu_inc(swap_slots_stats.flush);
+		this_cpu_add(swap_slots_stats.flush_slots, n);
 	}
 	c->nr = 0;
 	c->cur = 0;
@@ -116,8 +98,8 @@ static void drain_cpu(unsigned int cpu, int online)
 	n = c->n_ret;
 	if (n) {
 		swapcache_free_entries(c->slots_ret, n);
-		stat_add(SLOTS_FLUSH, 1);
-		stat_add(SLOTS_FLUSH_SLOTS, n);
+		this_cpu_inc(swap_slots_stats.flush);
+		this_cpu_add(swap_slots_stats.flush_slots, n);
 	}
 	c->n_ret = 0;
 	if (online >= 0)
@@ -133,7 +115,7 @@ static void drain_all(void)
 
 	for_each_possible_cpu(cpu)
 		drain_cpu(cpu, -1);
-	stat_add(SLOTS_DRAIN, 1);
+	this_cpu_inc(swap_slots_stats.drains);
 }
 
 static bool check_active(void)
@@ -146,7 +128,7 @@ static bool check_active(void)
 		mutex_lock(&active_lock);
 		if (!cache_active) {
 			WRITE_ONCE(cache_active, true);
-			stat_add(SLOTS_ACTIVATIONS, 1);
+			this_cpu_inc(swap_slots_stats.activations);
 		}
 		mutex_unlock(&active_lock);
 	} else if (active && pages < unit * READ_ONCE(deactivate_factor)) {
@@ -154,7 +136,7 @@ static bool check_active(void)
 		if (cache_active) {
 			/* Cleared before the drain takes each CPU's locks. */
 			WRITE_ONCE(cache_active, false);
-			stat_add(SLOTS_DEACTIVATIONS, 1);
+			this_cpu_inc(swap_slots_stats.deactivations);
 			drain_all();
 		}
 		mutex_unlock(&active_lock);
@@ -178,10 +160,10 @@ static void refill(struct slot_cache *c)
 	c->cur = 0;
 	while (c->nr < want) {
 		got = get_swap_pages_batch(want - c->nr, c->slots + c->nr);
-		stat_add(SLOTS_REFILL, 1);
+		this_cpu_inc(swap_slots_stats.refill);
 		if (!got)
 			break;
-		stat_add(SLOTS_REFILL_SLOTS, got);
+		this_cpu_add(swap_slots_stats.refill_slots, got);
 		c->nr += got;
 	}
 }
@@ -191,13 +173,13 @@ static void refill(struct slot_cache *c)
  * core's SRCU read section. Always handles the request, so the stock cache
  * is not refilled while this group is on.
  */
-int mmtune_slots_alloc(swp_entry_t *entry)
+static int swap_slots_alloc(swp_entry_t *entry)
 {
 	struct slot_cache *c;
 	bool hit = false;
 
 	entry->val = 0;
-	stat_add(SLOTS_ALLOC, 1);
+	this_cpu_inc(swap_slots_stats.alloc);
 	if (swap_slots_cache_usable() && check_active()) {
 		/* Preemptible; the mutex, not the CPU, protects the cache. */
 		c = raw_cpu_ptr(&slot_caches);
@@ -216,11 +198,11 @@ int mmtune_slots_alloc(swp_entry_t *entry)
 	}
 	if (entry->val) {
 		if (hit)
-			stat_add(SLOTS_ALLOC_HIT, 1);
+			this_cpu_inc(swap_slots_stats.alloc_hit);
 		return 0;
 	}
 	get_swap_pages_batch(1, entry);
-	stat_add(SLOTS_ALLOC_DIRECT, 1);
+	this_cpu_inc(swap_slots_stats.alloc_direct);
 	return 0;
 }
 
@@ -228,21 +210,21 @@ int mmtune_slots_alloc(swp_entry_t *entry)
  * The swap_slot_free hook: atomic, inside rcu_read_lock(); the caller may
  * hold page table locks. Always handles the slot.
  */
-int mmtune_slots_free(swp_entry_t entry)
+static int swap_slots_free(swp_entry_t entry)
 {
 	struct slot_cache *c = raw_cpu_ptr(&slot_caches);
 	unsigned long flags;
 	bool cached = false;
 	int n;
 
-	stat_add(SLOTS_FREE, 1);
+	this_cpu_inc(swap_slots_stats.free);
 	spin_lock_irqsave(&c->free_lock, flags);
 	if (cache_usable(c)) {
 		n = c->n_ret;
 		if (n >= READ_ONCE(cache_size)) {
 			swapcache_free_entries(c->slots_ret, n);
-			stat_add(SLOTS_FLUSH, 1);
-			stat_add(SLOTS_FLUSH_SLOTS, n);
+			this_cpu_inc(swap_slots_stats.flush);
+			this_cpu_add(swap_slots_stats.flush_slots, n);
 			c->n_ret = 0;
 		}
 		c->slots_ret[c->n_ret++] = entry;
@@ -250,14 +232,14 @@ int mmtune_slots_free(swp_entry_t entry)
 	}
 	spin_unlock_irqrestore(&c->free_lock, flags);
 	if (cached)
-		stat_add(SLOTS_FREE_CACHED, 1);
+		this_cpu_inc(swap_slots_stats.free_cached);
 	else
 		swapcache_free_entries(&entry, 1);
 	return 0;
 }
 
 /* The swap_slots_drain hook: swapoff, swap_slots_cache_usable() false. */
-void mmtune_slots_drain(void)
+static void swap_slots_drain(void)
 {
 	drain_all();
 }
@@ -286,113 +268,36 @@ static int slots_cpu_offline(unsigned int cpu)
 
 /* sysfs */
 
-static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
-			    char *buf)
-{
-	return sysfs_emit(buf, "%d\n", mmtune_feature_is_on(MMTUNE_SWAP_SLOTS));
-}
-
-static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *attr,
-			     const char *buf, size_t count)
-{
-	bool on;
-	int ret = mmtune_parse_bool(buf, count, &on);
-
-	if (ret)
-		return ret;
-	mutex_lock(&knob_lock);
-	ret = mmtune_feature_switch(MMTUNE_SWAP_SLOTS, on);
-	/* No hook runs any more: hand every slot back. */
-	if (!ret && !on)
-		drain_all();
-	mutex_unlock(&knob_lock);
-	return ret ? ret : count;
-}
-static struct kobj_attribute enabled_attr = __ATTR_RW(enabled);
-
-static ssize_t cache_size_show(struct kobject *kobj,
-			       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(cache_size));
-}
-
 /*
  * Safe under load: the hooks read cache_size under the CPU's lock; the
  * drain then leaves no CPU holding more than the new size.
  */
-static ssize_t cache_size_store(struct kobject *kobj,
-				struct kobj_attribute *attr, const char *buf,
-				size_t count)
+static int swap_slots_set_cache_size(u32 val)
 {
-	u32 val;
-	int ret = mmtune_parse_u32(buf, count, CACHE_SIZE_MIN, CACHE_SIZE_MAX,
-				   &val);
-
-	if (ret)
-		return ret;
-	mutex_lock(&knob_lock);
 	if (val != cache_size) {
 		WRITE_ONCE(cache_size, val);
 		drain_all();
 	}
-	mutex_unlock(&knob_lock);
-	return count;
+	return 0;
 }
-static struct kobj_attribute cache_size_attr = __ATTR_RW(cache_size);
 
-static ssize_t activate_factor_show(struct kobject *kobj,
-				    struct kobj_attribute *attr, char *buf)
+/* Without a gap between the two the cache would flap on and off. */
+static int swap_slots_set_activate_factor(u32 val)
 {
-	return sysfs_emit(buf, "%u\n", READ_ONCE(activate_factor));
+	return val > deactivate_factor ? 0 : -EINVAL;
 }
 
-static ssize_t activate_factor_store(struct kobject *kobj,
-				     struct kobj_attribute *attr,
-				     const char *buf, size_t count)
+static int swap_slots_set_deactivate_factor(u32 val)
 {
-	u32 val;
-	int ret = mmtune_parse_u32(buf, count, 1, ACTIVATE_FACTOR_MAX, &val);
-
-	if (ret)
-		return ret;
-	mutex_lock(&knob_lock);
-	/* Without a gap the cache would flap on and off. */
-	if (val <= deactivate_factor)
-		ret = -EINVAL;
-	else
-		WRITE_ONCE(activate_factor, val);
-	mutex_unlock(&knob_lock);
-	return ret ? ret : count;
-}
-static struct kobj_attribute activate_factor_attr =
-	__ATTR_RW(activate_factor);
-
-static ssize_t deactivate_factor_show(struct kobject *kobj,
-				      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(deactivate_factor));
+	return val < activate_factor ? 0 : -EINVAL;
 }
 
-static ssize_t deactivate_factor_store(struct kobject *kobj,
-				       struct kobj_attribute *attr,
-				       const char *buf, size_t count)
-{
-	u32 val;
-	int ret = mmtune_parse_u32(buf, count, 0, ACTIVATE_FACTOR_MAX - 1,
-				   &val);
-
-	if (ret)
-		return ret;
-	mutex_lock(&knob_lock);
-	if (val >= activate_factor)
-		ret = -EINVAL;
-	else
-		WRITE_ONCE(deactivate_factor, val);
-	mutex_unlock(&knob_lock);
-	return ret ? ret : count;
-}
-static struct kobj_attribute deactivate_factor_attr =
-	__ATTR_RW(deactivate_factor);
+static MMTUNE_KNOB_U32(cache_size, cache_size, CACHE_SIZE_MIN, CACHE_SIZE_MAX,
+		       swap_slots_set_cache_size);
+static MMTUNE_KNOB_U32(activate_factor, activate_factor, 1,
+		       ACTIVATE_FACTOR_MAX, swap_slots_set_activate_factor);
+static MMTUNE_KNOB_U32(deactivate_factor, deactivate_factor, 0,
+		       ACTIVATE_FACTOR_MAX - 1, swap_slots_set_deactivate_factor);
 
 /* "1" while the thresholds let the cache hold slots. */
 static ssize_t active_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -419,48 +324,26 @@ static ssize_t cached_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 static struct kobj_attribute cached_attr = __ATTR_RO(cached);
 
-static MMTUNE_PERCPU_COUNTER_ATTR(alloc, slot_stats.v[SLOTS_ALLOC]);
-static MMTUNE_PERCPU_COUNTER_ATTR(alloc_hit, slot_stats.v[SLOTS_ALLOC_HIT]);
-static MMTUNE_PERCPU_COUNTER_ATTR(alloc_direct, slot_stats.v[SLOTS_ALLOC_DIRECT]);
-static MMTUNE_PERCPU_COUNTER_ATTR(refill, slot_stats.v[SLOTS_REFILL]);
-static MMTUNE_PERCPU_COUNTER_ATTR(refill_slots, slot_stats.v[SLOTS_REFILL_SLOTS]);
-static MMTUNE_PERCPU_COUNTER_ATTR(free, slot_stats.v[SLOTS_FREE]);
-static MMTUNE_PERCPU_COUNTER_ATTR(free_cached, slot_stats.v[SLOTS_FREE_CACHED]);
-static MMTUNE_PERCPU_COUNTER_ATTR(flush, slot_stats.v[SLOTS_FLUSH]);
-static MMTUNE_PERCPU_COUNTER_ATTR(flush_slots, slot_stats.v[SLOTS_FLUSH_SLOTS]);
-static MMTUNE_PERCPU_COUNTER_ATTR(drains, slot_stats.v[SLOTS_DRAIN]);
-static MMTUNE_PERCPU_COUNTER_ATTR(activations, slot_stats.v[SLOTS_ACTIVATIONS]);
-static MMTUNE_PERCPU_COUNTER_ATTR(deactivations, slot_stats.v[SLOTS_DEACTIVATIONS]);
+#define STAT(field) MMTUNE_COUNTER(swap_slots_stats, field)
+static const struct mmtune_counter swap_slots_counters[] = {
+	STAT(alloc), STAT(alloc_hit), STAT(alloc_direct), STAT(refill),
+	STAT(refill_slots), STAT(free), STAT(free_cached), STAT(flush),
+	STAT(flush_slots), STAT(drains), STAT(activations),
+	STAT(deactivations),
+	{}
+};
+#undef STAT
 
 static struct attribute *swap_slots_attrs[] = {
-	&enabled_attr.attr,
-	&cache_size_attr.attr,
-	&activate_factor_attr.attr,
-	&deactivate_factor_attr.attr,
+	MMTUNE_KNOB_ATTR(cache_size),
+	MMTUNE_KNOB_ATTR(activate_factor),
+	MMTUNE_KNOB_ATTR(deactivate_factor),
 	&active_attr.attr,
 	&cached_attr.attr,
-	&alloc_attr.kattr.attr,
-	&alloc_hit_attr.kattr.attr,
-	&alloc_direct_attr.kattr.attr,
-	&refill_attr.kattr.attr,
-	&refill_slots_attr.kattr.attr,
-	&free_attr.kattr.attr,
-	&free_cached_attr.kattr.attr,
-	&flush_attr.kattr.attr,
-	&flush_slots_attr.kattr.attr,
-	&drains_attr.kattr.attr,
-	&activations_attr.kattr.attr,
-	&deactivations_attr.kattr.attr,
 	NULL,
 };
 
-static const struct attribute_group swap_slots_group = {
-	.attrs = swap_slots_attrs,
-};
-
-static struct kobject *swap_slots_kobj;
-
-static void free_caches(void)
+static void swap_slots_free_caches(void)
 {
 	unsigned int cpu;
 
@@ -474,7 +357,7 @@ static void free_caches(void)
 	}
 }
 
-int mmtune_swap_slots_init(struct kobject *parent)
+static int swap_slots_init(void)
 {
 	unsigned int cpu;
 	int ret;
@@ -490,42 +373,40 @@ int mmtune_swap_slots_init(struct kobject *parent)
 		c->slots_ret = kvcalloc(CACHE_SIZE_MAX, sizeof(swp_entry_t),
 					GFP_KERNEL);
 		if (!c->slots || !c->slots_ret) {
-			free_caches();
+			swap_slots_free_caches();
 			return -ENOMEM;
 		}
 	}
 
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "mmtune/swap_slots:online",
 				slots_cpu_online, slots_cpu_offline);
-	if (ret < 0)
-		goto free;
+	if (ret < 0) {
+		swap_slots_free_caches();
+		return ret;
+	}
 	cpuhp_state = ret;
-
-	ret = -ENOMEM;
-	swap_slots_kobj = kobject_create_and_add("swap_slots", parent);
-	if (!swap_slots_kobj)
-		goto cpuhp;
-	ret = sysfs_create_group(swap_slots_kobj, &swap_slots_group);
-	if (ret)
-		goto put;
 	return 0;
-put:
-	kobject_put(swap_slots_kobj);
-	swap_slots_kobj = NULL;
-cpuhp:
-	cpuhp_remove_state(cpuhp_state);
-free:
-	free_caches();
-	return ret;
 }
 
 /* The group's hooks are off and no caller is left inside them. */
-void mmtune_swap_slots_exit(void)
+static void swap_slots_exit(void)
 {
-	kobject_put(swap_slots_kobj);
-	swap_slots_kobj = NULL;
 	/* Drains every online CPU through slots_cpu_offline(). */
 	cpuhp_remove_state(cpuhp_state);
 	drain_all();
-	free_caches();
+	swap_slots_free_caches();
 }
+
+static const struct mmtune_ops swap_slots_hooks = {
+	.swap_slot_alloc	= swap_slots_alloc,
+	.swap_slot_free		= swap_slots_free,
+	.swap_slots_drain	= swap_slots_drain,
+};
+
+const struct mmtune_desc swap_slots_feature = {
+	MMTUNE_DESC(swap_slots, SWAP_SLOTS),
+	.init		= swap_slots_init,
+	.exit		= swap_slots_exit,
+	/* No hook runs any more: hand every slot back. */
+	.disable	= drain_all,
+};

@@ -1,38 +1,142 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/mm/mmtune/: the module's root directory. Features add their
- * own subdirectories from their init callbacks. Every entry is documented
- * in sysfs-docs/ and checked against the live tree by the VM tests.
+ * /sys/kernel/mm/mmtune/: the root files, and one directory per feature made
+ * from its descriptor: "enabled", then its knobs and counters. Every entry
+ * is listed in sysfs-docs/knobs.tsv and documented in sysfs-docs/; the VM
+ * tests walk both against the live tree.
  */
+#include <linux/kernel.h>
 #include <linux/mm.h>
-#include <linux/sysfs.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
 
 #include "mmtune.h"
 #include "version.h"
 
-struct kobject *mmtune_kobj;
+/* Knob writes and feature switches; see mmtune.h. */
+DEFINE_MUTEX(mmtune_knob_lock);
 
-ssize_t mmtune_counter_show(struct kobject *kobj, struct kobj_attribute *attr,
-			    char *buf)
+static struct kobject *mmtune_kobj;
+/* Per feature of mmtune_impl[], its directory and its counter files. */
+static struct kobject *feature_kobj[NR_MMTUNE_FEATURES];
+static struct counter_file *feature_counters[NR_MMTUNE_FEATURES];
+
+unsigned long mmtune_counter_sum(const void __percpu *base, size_t offset)
 {
-	struct mmtune_counter_attr *ca =
-		container_of(attr, struct mmtune_counter_attr, kattr);
-
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(ca->counter));
-}
-
-ssize_t mmtune_percpu_counter_show(struct kobject *kobj,
-				   struct kobj_attribute *attr, char *buf)
-{
-	struct mmtune_percpu_counter_attr *ca =
-		container_of(attr, struct mmtune_percpu_counter_attr, kattr);
 	unsigned long sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(*per_cpu_ptr(ca->counter, cpu));
-	return sysfs_emit(buf, "%lu\n", sum);
+		sum += READ_ONCE(*(const unsigned long *)
+				 (per_cpu_ptr(base, cpu) + offset));
+	return sum;
 }
+
+/* The file of one counter of a feature. */
+struct counter_file {
+	struct kobj_attribute kattr;
+	const void __percpu *base;
+	size_t offset;
+};
+
+static ssize_t counter_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	struct counter_file *cf = container_of(attr, struct counter_file, kattr);
+
+	return sysfs_emit(buf, "%lu\n",
+			  mmtune_counter_sum(cf->base, cf->offset));
+}
+
+ssize_t mmtune_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	struct mmtune_knob *k = container_of(attr, struct mmtune_knob, kattr);
+	u32 val = READ_ONCE(*k->val);
+	int len = 0, i;
+
+	if (k->type != MMTUNE_KNOB_CHOICE)
+		return sysfs_emit(buf, "%u\n", val);
+	for (i = 0; k->choices[i]; i++)
+		len += sysfs_emit_at(buf, len, i == val ? "%s[%s]" : "%s%s",
+				     i ? " " : "", k->choices[i]);
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+
+static int knob_parse(const struct mmtune_knob *k, const char *buf, u32 *val)
+{
+	bool b;
+	int ret;
+
+	switch (k->type) {
+	case MMTUNE_KNOB_BOOL:
+		ret = kstrtobool(buf, &b);
+		*val = b;
+		return ret ? -EINVAL : 0;
+	case MMTUNE_KNOB_U32:
+		ret = kstrtou32(buf, 10, val);
+		if (ret || *val < k->min || *val > k->max)
+			return -EINVAL;
+		return 0;
+	case MMTUNE_KNOB_CHOICE:
+		ret = __sysfs_match_string(k->choices, -1, buf);
+		*val = ret;
+		return ret < 0 ? -EINVAL : 0;
+	}
+	return -EINVAL;
+}
+
+ssize_t mmtune_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
+			  const char *buf, size_t count)
+{
+	struct mmtune_knob *k = container_of(attr, struct mmtune_knob, kattr);
+	u32 val;
+	int ret = knob_parse(k, buf, &val);
+
+	if (ret)
+		return ret;
+	mutex_lock(&mmtune_knob_lock);
+	if (k->set)
+		ret = k->set(val);
+	if (!ret)
+		WRITE_ONCE(*k->val, val);
+	mutex_unlock(&mmtune_knob_lock);
+	return ret ? ret : count;
+}
+
+static const struct mmtune_desc *feature_of(struct kobject *kobj)
+{
+	unsigned int i;
+
+	for (i = 0; i < mmtune_nr_impl; i++)
+		if (feature_kobj[i] == kobj)
+			return mmtune_impl[i];
+	return NULL;
+}
+
+/* The one switch of every feature: its hooks on (1) or off (0). */
+static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%d\n",
+			  mmtune_feature_is_on(feature_of(kobj)->id));
+}
+
+static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	bool on;
+	int ret;
+
+	if (kstrtobool(buf, &on))
+		return -EINVAL;
+	mutex_lock(&mmtune_knob_lock);
+	ret = mmtune_feature_switch(feature_of(kobj), on);
+	mutex_unlock(&mmtune_knob_lock);
+	return ret ? ret : count;
+}
+static struct kobj_attribute enabled_attr = __ATTR_RW(enabled);
 
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -52,17 +156,17 @@ static struct kobj_attribute abi_version_attr = __ATTR_RO(abi_version);
 static ssize_t features_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
-	int len = 0;
-	int f;
+	bool have[NR_MMTUNE_FEATURES] = {};
+	unsigned int i;
+	int len = 0, f;
 
-	for (f = 0; f < NR_MMTUNE_FEATURES; f++) {
-		const char *state = "unavailable";
-
-		if (mmtune_features[f].init)
-			state = mmtune_feature_is_on(f) ? "on" : "off";
+	for (i = 0; i < mmtune_nr_impl; i++)
+		have[mmtune_impl[i]->id] = true;
+	for (f = 0; f < NR_MMTUNE_FEATURES; f++)
 		len += sysfs_emit_at(buf, len, "%s %s\n",
-				     mmtune_feature_name(f), state);
-	}
+				     mmtune_feature_name(f),
+				     !have[f] ? "unavailable" :
+				     mmtune_feature_is_on(f) ? "on" : "off");
 	return len;
 }
 static struct kobj_attribute features_attr = __ATTR_RO(features);
@@ -78,16 +182,89 @@ static const struct attribute_group mmtune_root_group = {
 	.attrs = mmtune_root_attrs,
 };
 
-static void mmtune_features_exit(int upto)
+/* Undo features [0, upto): directory first, so no knob write is left. */
+static void features_exit(unsigned int upto)
 {
-	while (--upto >= 0)
-		if (mmtune_features[upto].exit)
-			mmtune_features[upto].exit();
+	while (upto--) {
+		const struct mmtune_desc *f = mmtune_impl[upto];
+
+		kobject_put(feature_kobj[upto]);
+		feature_kobj[upto] = NULL;
+		kfree(feature_counters[upto]);
+		feature_counters[upto] = NULL;
+		if (f->exit)
+			f->exit();
+	}
+}
+
+/* One read-only file per counter name. */
+static int counters_init(unsigned int i, struct kobject *kobj)
+{
+	const struct mmtune_desc *f = mmtune_impl[i];
+	unsigned int n, nr = 0;
+	int ret;
+
+	while (f->counters && f->counters[nr].name)
+		nr++;
+	if (!nr)
+		return 0;
+	feature_counters[i] = kcalloc(nr, sizeof(struct counter_file),
+				      GFP_KERNEL);
+	if (!feature_counters[i])
+		return -ENOMEM;
+	for (n = 0; n < nr; n++) {
+		struct counter_file *cf = &feature_counters[i][n];
+
+		sysfs_attr_init(&cf->kattr.attr);
+		cf->kattr.attr.name = f->counters[n].name;
+		cf->kattr.attr.mode = 0444;
+		cf->kattr.show = counter_show;
+		cf->base = f->counter_base;
+		cf->offset = f->counters[n].offset;
+		ret = sysfs_create_file(kobj, &cf->kattr.attr);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int feature_init(unsigned int i)
+{
+	const struct mmtune_desc *f = mmtune_impl[i];
+	struct attribute_group group = { .attrs = f->attrs };
+	struct kobject *kobj;
+	int ret;
+
+	ret = f->init ? f->init() : 0;
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
+	kobj = kobject_create_and_add(f->name, mmtune_kobj);
+	if (!kobj)
+		goto exit;
+	/* Set before the files appear: enabled_show() looks it up. */
+	feature_kobj[i] = kobj;
+	ret = sysfs_create_file(kobj, &enabled_attr.attr);
+	if (!ret && f->attrs)
+		ret = sysfs_create_group(kobj, &group);
+	if (!ret)
+		ret = counters_init(i, kobj);
+	if (!ret)
+		return 0;
+	kobject_put(kobj);
+	feature_kobj[i] = NULL;
+	kfree(feature_counters[i]);
+	feature_counters[i] = NULL;
+exit:
+	if (f->exit)
+		f->exit();
+	return ret;
 }
 
 int mmtune_sysfs_init(void)
 {
-	int ret, f;
+	unsigned int i;
+	int ret;
 
 	mmtune_kobj = kobject_create_and_add("mmtune", mm_kobj);
 	if (!mmtune_kobj)
@@ -97,12 +274,10 @@ int mmtune_sysfs_init(void)
 	if (ret)
 		goto put;
 
-	for (f = 0; f < NR_MMTUNE_FEATURES; f++) {
-		if (!mmtune_features[f].init)
-			continue;
-		ret = mmtune_features[f].init(mmtune_kobj);
+	for (i = 0; i < mmtune_nr_impl; i++) {
+		ret = feature_init(i);
 		if (ret) {
-			mmtune_features_exit(f);
+			features_exit(i);
 			goto put;
 		}
 	}
@@ -115,7 +290,7 @@ put:
 
 void mmtune_sysfs_exit(void)
 {
-	mmtune_features_exit(NR_MMTUNE_FEATURES);
+	features_exit(mmtune_nr_impl);
 	kobject_put(mmtune_kobj);
 	mmtune_kobj = NULL;
 }

@@ -5,34 +5,15 @@
  */
 #include "thp_policy.h"
 
-const char *const thp_swap_policy_names[NR_THP_SWAP_POLICIES] = {
-	[THP_SWAP_WHOLE]	= "whole",
+const char *const thp_swap_policy_names[NR_THP_SWAP_POLICIES + 1] = {
 	[THP_SWAP_SPLIT]	= "split",
 	[THP_SWAP_ADAPTIVE]	= "adaptive",
 };
 
-const char *const split_zero_mode_names[NR_SPLIT_ZERO_MODES] = {
-	[SPLIT_ZERO_NEVER]		= "never",
+const char *const split_zero_mode_names[NR_SPLIT_ZERO_MODES + 1] = {
 	[SPLIT_ZERO_RECLAIM_ONLY]	= "reclaim-only",
 	[SPLIT_ZERO_ALWAYS]		= "always",
 };
-
-int thp_policy_parse_name(const char *buf, size_t count,
-			  const char *const *names, unsigned int nr)
-{
-	unsigned int n;
-	size_t len = count, j;
-
-	if (len && buf[len - 1] == '\n')
-		len--;
-	for (n = 0; n < nr; n++) {
-		for (j = 0; j < len && names[n][j] && names[n][j] == buf[j]; j++)
-			;
-		if (j == len && names[n][len] == '\0')
-			return (int)n;
-	}
-	return -EINVAL;
-}
 
 int thp_policy_check(u32 sample_size, u32 threshold)
 {

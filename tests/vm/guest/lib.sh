@@ -3,7 +3,12 @@ MMTUNE_KO=/mmtune/mmtune.ko
 PROBE_KO=/mmtune/mmtune_probe.ko
 MMTUNE_SYSFS=/sys/kernel/mm/mmtune
 HOOKS_STATE=/sys/kernel/debug/mmtune_hooks
-FEATURES="swap_slots thp_swap split_zero zswap_large pcp_high"
+# The kernel's feature groups, from the hook core itself (not a list here).
+FEATURES=$(awk '$1 != "abi_version" && $1 != "registered" && $1 != "hook" { print $1 }' "$HOOKS_STATE" 2>/dev/null | tr '\n' ' ')
+# The knob table: every file of /sys/kernel/mm/mmtune (sysfs-docs/knobs.tsv).
+KNOBS=/sysfs-docs/knobs.tsv
+# knob_rows [DIR]: the table's rows (of DIR), tab separated, no comments.
+knob_rows() { awk -F'\t' -v d="${1:-}" '!/^#/ && $1 != "dir" && (d == "" || $1 == d)' "$KNOBS"; }
 
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 4; }
@@ -92,7 +97,7 @@ si_delta() {
 
 # --- zswap and mmtune's zswap feature --------------------------------------
 ZSWAP_PARAMS=/sys/module/zswap/parameters
-MMTUNE_ZSWAP=$MMTUNE_SYSFS/zswap
+MMTUNE_ZSWAP=$MMTUNE_SYSFS/zswap_large
 
 # zswap with zsmalloc and lz4, the pool limit at its default.
 zswap_enable() {
@@ -188,8 +193,28 @@ MMTUNE_SZ=$MMTUNE_SYSFS/split_zero
 thp_knob() { cat "$MMTUNE_THP/$1"; }
 sz_knob() { cat "$MMTUNE_SZ/$1"; }
 
+# thp_policy whole|split|adaptive: thp_swap off (whole, stock) or on with
+# that policy. split_zero_mode never|reclaim-only|always: the same for
+# split_zero (never is off).
+thp_policy() {
+	if [ "$1" = whole ]; then
+		echo 0 >"$MMTUNE_THP/enabled" || fail "thp_swap/enabled 0"
+	else
+		echo "$1" >"$MMTUNE_THP/policy" || fail "thp_swap/policy $1"
+		echo 1 >"$MMTUNE_THP/enabled" || fail "thp_swap/enabled 1"
+	fi
+}
+split_zero_mode() {
+	if [ "$1" = never ]; then
+		echo 0 >"$MMTUNE_SZ/enabled" || fail "split_zero/enabled 0"
+	else
+		echo "$1" >"$MMTUNE_SZ/mode" || fail "split_zero/mode $1"
+		echo 1 >"$MMTUNE_SZ/enabled" || fail "split_zero/enabled 1"
+	fi
+}
+
 # thp_setup zram|disk [POLICY MODE]: THP always, swap on DEVICE, and unless
-# POLICY is empty, mmtune loaded with thp_swap/policy and split_zero/mode.
+# POLICY is empty, mmtune loaded with thp_policy POLICY, split_zero_mode MODE.
 thp_setup() {
 	thp_always
 	case "$1" in
@@ -199,8 +224,8 @@ thp_setup() {
 	esac
 	[ -n "${2:-}" ] || return 0
 	load_mmtune
-	echo "$2" >"$MMTUNE_THP/policy" || fail "thp_swap/policy $2"
-	echo "$3" >"$MMTUNE_SZ/mode" || fail "split_zero/mode $3"
+	thp_policy "$2"
+	split_zero_mode "$3"
 }
 
 # thp_counters: every thp_swap and split_zero counter as NAME=VALUE lines
@@ -265,10 +290,10 @@ thp_best_case() {
 }
 
 # --- PCP high tuning (pcp_high) ---------------------------------------------
-MMTUNE_PCP=$MMTUNE_SYSFS/pcp
+MMTUNE_PCP=$MMTUNE_SYSFS/pcp_high
 mmtune_pcp() { cat "$MMTUNE_PCP/$1"; }
 
-# pcp_zone FIELD [ZONE]: a value of pcp/zones for ZONE (default DMA32);
+# pcp_zone FIELD [ZONE]: a value of pcp_high/zones for ZONE (default DMA32);
 # FIELD: high_min high_avg high_max count_min count_avg count_max bmin bmax
 pcp_zone() {
 	awk -v z="${2:-DMA32}" -v f="$1" '$2 == z {

@@ -6,10 +6,11 @@ load_mmtune
 # 32 MiB regions: more than the static high (about 7000 pages here).
 LOAD="pcp_churn fault --threads 2 --mib 32 --rounds 25"
 echo 1 >"$MMTUNE_PCP/observe"
+echo 1 >"$MMTUNE_PCP/enabled" || fail "enable pcp_high, observing"
 stock=$(pcp_refills_per_1000 $LOAD)
 stock_high=$(pcp_zone high_max)
 assert_eq "$(mmtune_pcp raises)" 0 "no raises with the tuner off"
-echo 1 >"$MMTUNE_PCP/enabled" || fail "enable pcp"
+echo 0 >"$MMTUNE_PCP/observe" || fail "tune"
 tuned=$(pcp_refills_per_1000 $LOAD)
 mmtune_pcp zones
 tuned_high=$(pcp_zone high_max)

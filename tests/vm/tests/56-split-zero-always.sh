@@ -5,7 +5,7 @@
 . /lib.sh
 thp_always
 load_mmtune
-echo reclaim-only >"$MMTUNE_SZ/mode"
+split_zero_mode reclaim-only
 thp_counters >/tmp/c0
 run_sparse /tmp/ts.out --size 32 --dirty 1 --seed 17 --split-debugfs
 thps=$(si_delta /tmp/ts.out thps)
@@ -15,7 +15,7 @@ assert_eq "$(si_delta /tmp/ts.out zero_mapped)" 0 "reclaim-only: subpages mappin
 assert_eq "$(thp_counter_delta /tmp/c0 splits_scanned)" 0 "reclaim-only: splits scanned"
 assert_ge "$(si_delta /tmp/ts.out rss_anon_kib)" $((thps * 2048)) "reclaim-only: RssAnon in KiB after the split (2 MiB per THP)"
 
-echo always >"$MMTUNE_SZ/mode"
+split_zero_mode always
 thp_counters >/tmp/c0
 run_sparse /tmp/ts.out --size 32 --dirty 1 --seed 19 --split-debugfs
 thps=$(si_delta /tmp/ts.out thps)
@@ -29,7 +29,7 @@ unload_mmtune
 # Never into a VM_LOCKED (mlocked) mapping: the subpages are found zero but
 # mapped back, nothing is dropped.
 load_mmtune
-echo always >"$MMTUNE_SZ/mode"
+split_zero_mode always
 thp_counters >/tmp/c0
 run_sparse /tmp/ts.out --size 16 --dirty 1 --seed 21 --split-debugfs --mlock
 assert_ge "$(si_delta /tmp/ts.out thp_split_page)" 7 "mlocked: THPs split by debugfs"

@@ -5,7 +5,7 @@
 . /lib.sh
 thp_always
 load_mmtune
-echo always >"$MMTUNE_SZ/mode"
+split_zero_mode always
 run_sparse /tmp/ts.out --size 32 --dirty 1 --seed 29 --no-pageout --migrate
 run_sparse /tmp/ts.out --size 32 --dirty 3 --offset 2048 --seed 31 --split-debugfs --migrate
 thps=$(si_delta /tmp/ts.out thps)

@@ -24,8 +24,8 @@ unload_mmtune
 info "unloaded under load"
 sleep 2
 load_mmtune
-echo adaptive >"$MMTUNE_THP/policy"
-echo always >"$MMTUNE_SZ/mode"
+thp_policy adaptive
+split_zero_mode always
 sleep 3
 unload_mmtune
 touch /tmp/stop
