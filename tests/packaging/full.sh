@@ -448,6 +448,9 @@ echo "policy-rc.d $*" >>/var/log/systemctl-shim.log
 exit 0
 SH
 	chmod 0755 "$r/usr/local/sbin/systemctl" "$r/usr/sbin/policy-rc.d"
+	# apt runs dpkg with its own PATH (DPkg::Path): put the shim first there.
+	echo 'DPkg::Path "/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin";' \
+		>"$r/etc/apt/apt.conf.d/99mmtune-test-shim"
 }
 
 # Lines of the systemd shim log written since the mark (a line count).
@@ -621,4 +624,94 @@ stock_apt_checks() {
 	unset GNUPGHOME
 	rm -rf "$bsrc"
 	note "apt repository and stock kernel tests took $((SECONDS - t0))s"
+}
+
+# --- mmtune-modules-<release>: built and signed against a kernel tree -------
+# The tree: MMTUNE_MODULES_TREE, else the cached test kernel (the one
+# "make kernel" builds). The test kernel has no CONFIG_MODULE_SIG: the
+# module is signed with a throwaway key then, and the test says so.
+module_pkg_checks() {
+	local ver=$1 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} tree out=$pk_work/modules t0=$SECONDS
+	local rel deb rpm keyargs=() signer_want tmp rc=0 msg
+	tree=${MMTUNE_MODULES_TREE:-}
+	if [ -z "$tree" ]; then
+		tree=$(ls -td "$cache"/kernels/*/linux 2>/dev/null | while read -r d; do
+			[ -f "$d/Module.symvers" ] && [ -f "$d/.config" ] && { echo "$d"; break; }; done)
+	fi
+	if [ -z "$tree" ]; then
+		skip "mmtune-modules packages" "no built kernel tree (make kernel, or MMTUNE_MODULES_TREE)"
+		return 0
+	fi
+	rel=$(cat "$tree/include/config/kernel.release")
+	rm -rf "$out"; mkdir -p "$out"
+	if grep -qx 'CONFIG_MODULE_SIG=y' "$tree/.config"; then
+		signer_want=$(openssl x509 -inform DER -in "$tree/certs/signing_key.x509" -noout -subject -nameopt multiline |
+			sed -n 's/^ *organizationName *= *//p')
+		note "$rel has CONFIG_MODULE_SIG: signing with its own key (certs/signing_key.pem)"
+	else
+		openssl req -new -x509 -nodes -days 2 -subj "/CN=mmtune throwaway module key/" \
+			-newkey rsa:2048 -keyout "$out/key.pem" -outform DER -out "$out/cert.der" >/dev/null 2>&1
+		keyargs=(--key "$out/key.pem" --cert "$out/cert.der")
+		signer_want="mmtune throwaway module key"
+		note "$rel has no CONFIG_MODULE_SIG (the test kernel): signed with a throwaway key instead; nothing in that kernel checks it"
+	fi
+	if ! packaging/kernel/build-module-pkgs.sh "$tree" --out "$out" "${keyargs[@]}" >"$pk_logs/modules.log" 2>&1; then
+		not_ok "mmtune-modules-$rel: build-module-pkgs.sh builds .deb and .rpm"; note "$(tail -n 30 "$pk_logs/modules.log")"
+		return 0
+	fi
+	note "$(cat "$pk_logs/modules.log")"
+	deb=$(ls "$out"/mmtune-modules-"$rel"_"$ver"_amd64.deb 2>/dev/null)
+	rpm=$(ls "$out"/mmtune-modules-"$rel"-"$ver"-1*.x86_64.rpm 2>/dev/null)
+	if [ -n "$deb" ] && [ -n "$rpm" ]; then
+		ok "mmtune-modules-$rel: .deb and .rpm built against $tree in $((SECONDS - t0))s ($(stat -c %s "$deb") and $(stat -c %s "$rpm") bytes)"
+	else
+		not_ok "mmtune-modules-$rel: .deb and .rpm built"; return 0
+	fi
+	tmp=$(mktemp -d)
+	dpkg-deb -x "$deb" "$tmp/deb"
+	mkdir -p "$tmp/rpm"; (cd "$tmp/rpm" && rpm2cpio "$OLDPWD/$rpm" | cpio -idm --quiet)
+	local k
+	for k in deb rpm; do
+		local ko=$tmp/$k/lib/modules/$rel/extra/mmtune.ko
+		if [ -f "$ko" ]; then
+			check "mmtune-modules .$k: /lib/modules/$rel/extra/mmtune.ko, vermagic $rel, version $ver" ko_matches "$ko" "$rel" "$ver"
+			check "mmtune-modules .$k: the packaged module is signed ('$signer_want', modinfo -F signer)" ko_signed "$ko" "$signer_want"
+			if [ ${#keyargs[@]} -gt 0 ]; then
+				check "mmtune-modules .$k: the signature survived packaging and verifies against the certificate" ko_sig_verifies "$ko" "$out/cert.der"
+			else
+				check "mmtune-modules .$k: the signature survived packaging and verifies against the kernel's certs/signing_key.x509" ko_sig_verifies "$ko" "$tree/certs/signing_key.x509"
+			fi
+		else
+			not_ok "mmtune-modules .$k: carries /lib/modules/$rel/extra/mmtune.ko"
+		fi
+	done
+	check "mmtune-modules .deb: Depends on linux-image-$rel, Provides mmtune-modules" \
+		bash -c "dpkg-deb -f '$deb' Depends | grep -q 'linux-image-$rel' && dpkg-deb -f '$deb' Provides | grep -qx mmtune-modules"
+	check "mmtune-modules .rpm: Requires kernel-$rel or kernel-uname-r = $rel, Provides mmtune-modules" \
+		bash -c "rpm -qp --requires '$rpm' | grep -qF '(kernel-$rel or kernel-uname-r = $rel)' && rpm -qp --provides '$rpm' | grep -q '^mmtune-modules = '"
+	check "lintian: mmtune-modules .deb has no error" bash -c "! lintian '$deb' 2>&1 | grep -v 'root privileges' | tee /dev/stderr | grep -q '^E: '"
+	rm -rf "$tmp"
+
+	# Bad input: a tree without the hooks, a kernel without module signing
+	# and no key given: one clear error each, no package.
+	local bad=$pk_work/modules-bad
+	rm -rf "$bad"; mkdir -p "$bad/include/config"
+	echo '# CONFIG_MMTUNE_HOOKS is not set' >"$bad/.config"; : >"$bad/Module.symvers"; echo 6.1.0-stock >"$bad/include/config/kernel.release"
+	rc=0; msg=$(packaging/kernel/build-module-pkgs.sh "$bad" --out "$bad/out" 2>&1) || rc=$?
+	note "$msg"
+	if [ $rc -ne 0 ] && grep -q 'no CONFIG_MMTUNE_HOOKS=y' <<<"$msg" && [ -z "$(ls "$bad/out" 2>/dev/null)" ]; then
+		ok "bad input: build-module-pkgs.sh on a kernel without the hooks fails with one clear error, no package"
+	else
+		not_ok "bad input: build-module-pkgs.sh on a kernel without the hooks (exit $rc)"
+	fi
+	if ! grep -qx 'CONFIG_MODULE_SIG=y' "$tree/.config"; then
+		rc=0; msg=$(packaging/kernel/build-module-pkgs.sh "$tree" --out "$bad/out2" 2>&1) || rc=$?
+		note "$msg"
+		if [ $rc -ne 0 ] && grep -q 'has no CONFIG_MODULE_SIG' <<<"$msg" && [ -z "$(ls "$bad/out2"/*.deb 2>/dev/null)" ]; then
+			ok "bad input: no key for a kernel without CONFIG_MODULE_SIG: one clear error, no unsigned package"
+		else
+			not_ok "bad input: unsigned module package refused (exit $rc)"
+		fi
+	fi
+	note "mmtune-modules tests took $((SECONDS - t0))s"
 }
