@@ -1,7 +1,17 @@
-# Full packaging checks ("make check-packaging"): the patched kernel as
-# packages, DKMS in a Debian 12 root against its headers and against
-# Debian's stock headers, the DKMS-built .ko in the VM, the RPMs in a scratch
-# root, and the end-to-end install and boot with systemd. Sourced by run.sh.
+# Full packaging checks ("make check-packaging"), in this order:
+#   apt      a local apt repository (apt-ftparchive, signed Release,
+#            signed-by=) in a Debian 12 root: mmtune + mmtune-dkms, then a
+#            stock Debian kernel and headers (every package ii, initramfs
+#            made, one skip line per hook), a failing DKMS build, mmtune-dkms
+#            removed but not purged, an upgrade to a bumped version that
+#            reloads mmtune.service (systemctl shim), removal that stops it
+#   modules  mmtune-modules-<rel> .deb/.rpm against a built kernel tree,
+#            signature checked after packaging
+#   kernel   the patched kernel as packages, DKMS against its headers, the
+#            DKMS-built .ko in the VM, the RPMs in a scratch root, and the
+#            end-to-end install and boot with systemd
+# MMTUNE_PKG_PARTS="apt modules kernel" (default: all) picks parts.
+# Sourced by run.sh.
 
 pk_logs=build/packaging/logs
 pk_work=build/packaging/work
@@ -521,7 +531,7 @@ stock_apt_checks() {
 		not_ok "apt: mmtune, mmtune-dkms install cleanly beside stock headers (apt exit $rc)"
 		note "$apt_out"; note "not ii: $(dpkg_not_ii "$r")"
 	fi
-	if grep -qE '^systemctl( --[a-z]+)* start mmtune\.service$' <<<"$(shim_since "$r" "$mark")"; then
+	if grep -qE '^systemctl( --[a-z]+)* start (.* )?mmtune\.service$' <<<"$(shim_since "$r" "$mark")"; then
 		ok "apt: the first installation starts mmtune.service (dh_installsystemd)"
 	else
 		not_ok "apt: the first installation starts mmtune.service"; note "$(shim_since "$r" "$mark")"
