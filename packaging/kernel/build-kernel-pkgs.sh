@@ -3,6 +3,17 @@
 # cached outside the repo.
 #
 #   packaging/kernel/build-kernel-pkgs.sh [--deb] [--rpm]   (default: both)
+#          [--distro debian-cloud|debian-generic|CONFIG] [--dry-run]
+#
+# --distro: the distribution's config instead of the test one, adapted by
+# distro-config.sh (debian-cloud: linux-config-6.1's
+# config.amd64_none_cloud-amd64, release 6.1.<n>-mmtune-cloud-amd64;
+# debian-generic: config.amd64_none_amd64, 6.1.<n>-mmtune-amd64; a file:
+# e.g. an AL2023/Fedora /boot/config-*, 6.1.<n>-mmtune). --dry-run: patch,
+# configure (make olddefconfig), print the release and the options mmtune
+# needs, and stop; no compile, no lock held for long.
+# After bindeb-pkg / rpm-pkg, mmtune-modules-<rel> is built against the
+# same tree and signed with its key (build-module-pkgs.sh).
 #
 #   bindeb-pkg: linux-image-<rel>, linux-headers-<rel> (+ linux-libc-dev)
 #   rpm-pkg:    kernel, kernel-headers and kernel-devel (binrpm-pkg would be
@@ -32,14 +43,29 @@ fragments=("$repo/kernel-patches/configs/test-vm.config" "$repo/packaging/kernel
 keep=${MMTUNE_KEEP_KERNEL_PKGS:-2}
 localversion=-mmtune
 
-want_deb=0 want_rpm=0
-for a in "$@"; do
-	case "$a" in
+want_deb=0 want_rpm=0 distro='' distro_cfg='' dry=0
+while [ $# -gt 0 ]; do
+	case "$1" in
 	--deb) want_deb=1 ;;
 	--rpm) want_rpm=1 ;;
-	*) echo "usage: $0 [--deb] [--rpm]" >&2; exit 2 ;;
+	--distro) distro=${2:?--distro needs a name or a config file}; shift ;;
+	--dry-run) dry=1 ;;
+	*) echo "usage: $0 [--deb] [--rpm] [--distro debian-cloud|debian-generic|CONFIG] [--dry-run]" >&2; exit 2 ;;
 	esac
+	shift
 done
+case "$distro" in
+'') ;;
+debian-cloud) distro_cfg=/usr/src/linux-config-6.1/config.amd64_none_cloud-amd64.xz localversion=-mmtune-cloud-amd64 ;;
+debian-generic) distro_cfg=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz localversion=-mmtune-amd64 ;;
+*) distro_cfg=$(realpath "$distro") ;;
+esac
+if [ -n "$distro_cfg" ]; then
+	[ -r "$distro_cfg" ] || { echo "kernel-pkgs: error: $distro_cfg not readable (apt-get install linux-config-6.1?)" >&2; exit 1; }
+	# The key covers the distribution config and distro-config.sh instead
+	# of the test fragments.
+	fragments=("$distro_cfg" "$repo/packaging/kernel/distro-config.sh")
+fi
 [ $want_deb -eq 0 ] && [ $want_rpm -eq 0 ] && want_deb=1 want_rpm=1
 
 log() { echo "kernel-pkgs: $*" >&2; }
@@ -50,15 +76,46 @@ die() { log "error: $*"; exit 1; }
 command -v rpmbuild >/dev/null || die "rpmbuild missing (apt-get install rpm)"
 kernel_source
 mkdir -p "$cache/kernel-pkgs"
-kernel_lock
+# A dry run compiles nothing: it does not wait for the build lock.
+[ $dry -eq 1 ] || kernel_lock
 
 key=$(kernel_inputs_key "$localversion" "$0" "${fragments[@]}")
 series_info=$(kernel_series_info)
 out=$cache/kernel-pkgs/6.1-$key
+[ $dry -eq 1 ] && out=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-distro-dry.XXXXXX")
 tree=$out/linux
 mkdir -p "$out"
 
-prepare_tree() { kernel_prepare_tree "$tree" "$out" "${fragments[@]}"; }
+# The distribution's config: the pristine tree, the series, the config
+# file, distro-config.sh (which runs olddefconfig and checks the options).
+prepare_distro_tree() {
+	rm -rf "$tree"
+	cp -a "$pristine" "$tree"
+	rm -f "$tree/.complete"
+	(cd "$tree" && QUILT_PATCHES="$series_dir" QUILT_PC=.pc quilt --quiltrc=- push -a --fuzz=0) \
+		>"$out/patch.log" 2>&1 || { tail -n 20 "$out/patch.log" >&2; die "the series does not apply"; }
+	rm -rf "$tree/.pc"
+	case "$distro_cfg" in
+	*.xz) xzcat "$distro_cfg" >"$tree/.config" ;;
+	*) cp "$distro_cfg" "$tree/.config" ;;
+	esac
+	(cd "$tree" && LOCALVERSION=$localversion "$repo/packaging/kernel/distro-config.sh" .config) \
+		>"$out/config.log" 2>&1 || { cat "$out/config.log" >&2; die "distro-config.sh failed"; }
+	sed 's/^/kernel-pkgs: /' "$out/config.log" >&2
+}
+prepare_tree() {
+	if [ -n "$distro_cfg" ]; then prepare_distro_tree
+	else kernel_prepare_tree "$tree" "$out" "${fragments[@]}"; fi
+}
+
+if [ $dry -eq 1 ]; then
+	prepare_tree
+	log "dry run: release $(make -s -C "$tree" LOCALVERSION=$localversion kernelrelease)"
+	grep -E '^(# )?CONFIG_(MMTUNE_HOOKS|ZSWAP|ZSWAP_DEFAULT_ON|ZSWAP_ZPOOL_DEFAULT|ZSWAP_COMPRESSOR_DEFAULT|ZSMALLOC|ZBUD|Z3FOLD|MODULE_SIG|MODULE_SIG_KEY|MODULE_SIG_ALL|SYSTEM_TRUSTED_KEYS|DEBUG_INFO|DEBUG_INFO_BTF|PROVE_LOCKING|DEBUG_VM|LOCKDEP|ENA_ETHERNET|BLK_DEV_NVME|XFS_FS|BLK_DEV_DM|LOCALVERSION)[= ]' \
+		"$tree/.config" | sed 's/^/kernel-pkgs: /' >&2
+	rm -rf "$out"
+	exit 0
+fi
 
 export CCACHE_DIR=$cache/ccache CCACHE_MAXSIZE=5G
 # ccache hashes the locale; rpmbuild sets LANG=C for %build. The same
@@ -87,6 +144,9 @@ if [ $want_deb -eq 1 ] && [ ! -f "$out/.deb-complete" ]; then
 	rm -f "$out"/*.buildinfo "$out"/*.changes
 	cp "$tree/arch/x86/boot/bzImage" "$out/vmlinuz"
 	echo "$rel" >"$out/kernel.release"
+	# mmtune-modules-<rel>, signed with this build's certs/signing_key.pem.
+	"$repo/packaging/kernel/build-module-pkgs.sh" "$tree" --deb --out "$out/deb" ||
+		die "mmtune-modules-$rel (.deb) failed"
 	echo "deb_seconds: $(( $(date +%s) - start ))" >"$out/deb-time.txt"
 	rm -rf "$tree"
 	touch "$out/.deb-complete"
@@ -118,6 +178,12 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ]; then
 	rm -rf "$out/rpm"
 	mkdir -p "$out/rpm"
 	mv "$top"/RPMS/*/*.rpm "$out/rpm/"
+	# rpm-pkg built its own kernel inside rpmbuild, with its own signing
+	# key: sign mmtune-modules-<rel> with that one.
+	rtree=$(dirname "$(ls "$top"/BUILD/*/Module.symvers 2>/dev/null | head -n 1)")
+	[ "$rtree" != . ] || die "no rpm-pkg build tree under $top/BUILD"
+	"$repo/packaging/kernel/build-module-pkgs.sh" "$rtree" --rpm --out "$out/rpm" ||
+		die "mmtune-modules-$rel (.rpm) failed"
 	[ -f "$out/kernel.release" ] || echo "$rel" >"$out/kernel.release"
 	echo "rpm_seconds: $(( $(date +%s) - start ))" >"$out/rpm-time.txt"
 	rm -rf "$top" "$tree"

@@ -5,7 +5,7 @@
 #
 #   packaging/kernel/distro-config.sh .config
 #
-# Turns the hook core on, empties the local version (the release comes from
+# Turns the hook core and zswap with every zpool on, empties the local version (the release comes from
 # "make LOCALVERSION=-mmtune ..."), clears certificate paths that point
 # into the distribution's own packaging tree, runs "make olddefconfig" and
 # fails unless CONFIG_MMTUNE_HOOKS=y survived.
@@ -14,14 +14,26 @@ cfg=${1:?usage: $0 CONFIG (in the patched kernel tree)}
 [ -f Kconfig ] && [ -x scripts/config ] || { echo "distro-config: run this in the top of the kernel tree" >&2; exit 1; }
 grep -q '^config MMTUNE_HOOKS' mm/Kconfig 2>/dev/null ||
 	{ echo "distro-config: this tree has no mmtune patches (mm/Kconfig lacks MMTUNE_HOOKS)" >&2; exit 1; }
+# What mmtune's features need at boot: zswap (off in Debian 12's cloud
+# config), zsmalloc built in (a module there) and the other zpools, so any
+# zpool a profile names is there before the first swap-out. (Later 6.1
+# stable releases, Debian's 6.1.192 among them, ask for z3fold through
+# Z3FOLD_DEPRECATED; setting a symbol a tree lacks is harmless.)
 scripts/config --file "$cfg" \
 	--enable MMTUNE_HOOKS \
+	--enable ZSWAP \
+	--enable ZSMALLOC \
+	--enable ZBUD \
+	--enable Z3FOLD \
+	--enable Z3FOLD_DEPRECATED \
 	--set-str LOCALVERSION "" \
 	--disable LOCALVERSION_AUTO \
 	--set-str SYSTEM_TRUSTED_KEYS "" \
 	--set-str SYSTEM_REVOCATION_KEYS "" \
 	--set-str BUILD_SALT ""
 KCONFIG_CONFIG=$cfg make -s olddefconfig
-grep -qx 'CONFIG_MMTUNE_HOOKS=y' "$cfg" ||
-	{ echo "distro-config: CONFIG_MMTUNE_HOOKS=y did not survive olddefconfig in $cfg" >&2; exit 1; }
-echo "distro-config: $cfg ready: CONFIG_MMTUNE_HOOKS=y, release $(make -s KCONFIG_CONFIG="$cfg" LOCALVERSION=-mmtune kernelrelease)"
+for sym in MMTUNE_HOOKS ZSWAP ZSMALLOC ZBUD Z3FOLD; do
+	grep -qx "CONFIG_$sym=y" "$cfg" ||
+		{ echo "distro-config: CONFIG_$sym=y did not survive olddefconfig in $cfg" >&2; exit 1; }
+done
+echo "distro-config: $cfg ready: CONFIG_MMTUNE_HOOKS=y, CONFIG_ZSWAP=y, CONFIG_ZSMALLOC=y, CONFIG_ZBUD=y, CONFIG_Z3FOLD=y, release $(make -s KCONFIG_CONFIG="$cfg" LOCALVERSION="${LOCALVERSION:--mmtune}" kernelrelease)"

@@ -1,7 +1,17 @@
-# Full packaging checks ("make check-packaging"): the patched kernel as
-# packages, DKMS in a Debian 12 root against its headers and against
-# Debian's stock headers, the DKMS-built .ko in the VM, the RPMs in a scratch
-# root, and the end-to-end install and boot with systemd. Sourced by run.sh.
+# Full packaging checks ("make check-packaging"), in this order:
+#   apt      a local apt repository (apt-ftparchive, signed Release,
+#            signed-by=) in a Debian 12 root: mmtune + mmtune-dkms, then a
+#            stock Debian kernel and headers (every package ii, initramfs
+#            made, one skip line per hook), a failing DKMS build, mmtune-dkms
+#            removed but not purged, an upgrade to a bumped version that
+#            reloads mmtune.service (systemctl shim), removal that stops it
+#   modules  mmtune-modules-<rel> .deb/.rpm against a built kernel tree,
+#            signature checked after packaging
+#   kernel   the patched kernel as packages, DKMS against its headers, the
+#            DKMS-built .ko in the VM, the RPMs in a scratch root, and the
+#            end-to-end install and boot with systemd
+# MMTUNE_PKG_PARTS="apt modules kernel" (default: all) picks parts.
+# Sourced by run.sh.
 
 pk_logs=build/packaging/logs
 pk_work=build/packaging/work
@@ -15,12 +25,28 @@ timed() {
 }
 
 full_checks() {
-	local ver base kp rel stock
+	local ver base kp rel stock parts=" ${MMTUNE_PKG_PARTS:-apt modules kernel} "
 	ver=$(packaging/version.sh)
 	mkdir -p "$pk_logs"
 	rm -rf "$pk_work"
 	mkdir -p "$pk_work"
 
+	# --- Debian 12 root -----------------------------------------------------
+	if ! base=$(tests/packaging/rootfs.sh 2>"$pk_logs/rootfs.log"); then
+		not_ok "Debian 12 root (mmdebstrap)"; note "$(tail -n 20 "$pk_logs/rootfs.log")"
+		return 0
+	fi
+	ok "Debian 12 root with systemd, dkms and stock headers (mmdebstrap, cached)"
+	stock=$(basename "$(ls -d "$base"/usr/src/linux-headers-*-amd64 | head -n 1)")
+	stock=${stock#linux-headers-}
+
+	# --- apt repository, stock Debian kernels, upgrade (no mmtune kernel) ---
+	[[ $parts == *" apt "* ]] && stock_apt_checks "$base" "$ver"
+
+	# --- mmtune-modules-<release> from a kernel build tree ------------------
+	[[ $parts == *" modules "* ]] && module_pkg_checks "$ver"
+
+	[[ $parts == *" kernel "* ]] || return 0
 	# --- kernel packages ----------------------------------------------------
 	if ! timed "kernel packages: bindeb-pkg and rpm-pkg (cached in \$MMTUNE_CACHE/kernel-pkgs)" \
 		packaging/kernel/build-kernel-pkgs.sh; then
@@ -36,15 +62,6 @@ full_checks() {
 
 	timed "operator recipe: Debian's linux-config-6.1 + the series, distro-config.sh gives CONFIG_MMTUNE_HOOKS=y, release 6.1.*-mmtune" \
 		distro_config_ok
-
-	# --- Debian 12 root -----------------------------------------------------
-	if ! base=$(tests/packaging/rootfs.sh 2>"$pk_logs/rootfs.log"); then
-		not_ok "Debian 12 root (mmdebstrap)"; note "$(tail -n 20 "$pk_logs/rootfs.log")"
-		return 0
-	fi
-	ok "Debian 12 root with systemd, dkms and stock headers (mmdebstrap, cached)"
-	stock=$(basename "$(ls -d "$base"/usr/src/linux-headers-*-amd64 | head -n 1)")
-	stock=${stock#linux-headers-}
 
 	dkms_root_checks "$base" "$kp" "$rel" "$ver" "$stock"
 	rpm_root_checks "$base" "$kp" "$rel" "$ver"
@@ -130,11 +147,10 @@ dkms_root_checks() {
 	out=${out//$'\r'/}
 	echo "$out" >"$pk_logs/dkms-1-mmtune-dkms.log"
 	note "$out"
-	if [ $rc -eq 0 ] && grep -q 'BUILD_EXCLUSIVE directive which does not match' <<<"$out" &&
-		grep -qx 'Skipped.' <<<"$out" &&
+	if [ $rc -eq 0 ] && grep -qx "mmtune-dkms: $stock has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped; the kernel runs with stock values" <<<"$out" &&
 		[ "$(in_root "$r" dkms status -m mmtune)" = "mmtune/$ver: added" ] &&
 		[ ! -e "$r/var/lib/dkms/mmtune/$ver/$stock" ]; then
-		ok "stock headers $stock: mmtune-dkms installs, the build is skipped with the BUILD_EXCLUSIVE reason, status 'added' only"
+		ok "stock headers $stock: mmtune-dkms installs, the build is skipped with one line naming CONFIG_MMTUNE_HOOKS, status 'added' only"
 	else
 		not_ok "stock headers $stock: mmtune-dkms install skips the build cleanly (apt exit $rc)"
 	fi
@@ -171,7 +187,7 @@ dkms_root_checks() {
 	local st
 	st=$(in_root "$r" dkms status -m mmtune -v "$ver" -k "$rel")
 	note "dkms status: $st"
-	if [ $rc -eq 0 ] && grep -q "kernel headers for $rel arrived" <<<"$out" &&
+	if [ $rc -eq 0 ] && grep -q "^mmtune-dkms: $rel: built, signed and installed mmtune $ver" <<<"$out" &&
 		grep -q ": installed" <<<"$st" && [ -f "$r/lib/modules/$rel/updates/dkms/mmtune.ko" ]; then
 		ok "linux-headers-$rel after the image: the trigger builds and installs mmtune with DKMS"
 	else
@@ -374,4 +390,338 @@ e2e_checks() {
 	else
 		ok "e2e: kernel console free of warnings, BUGs and lockdep reports"
 	fi
+}
+
+# --- Local apt repository and stock Debian kernels (no mmtune kernel needed)
+# A flat repository made with apt-ftparchive, Release signed with a
+# throwaway key, "signed-by=" in the sources; a copy of the Debian 12 root;
+# a systemctl and policy-rc.d shim that log what the maintainer scripts ask
+# of systemd (no systemd runs in a chroot).
+
+# in_shim ROOT CMD...: in_root with the shims first in PATH.
+in_shim() {
+	local r=$1; shift
+	in_root "$r" env PATH=/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+
+# apt_run ROOT LOGNAME CMD...: run an apt command in the root; output into
+# $pk_logs/LOGNAME.log and into $apt_out; returns its exit status.
+apt_out=
+apt_run() {
+	local r=$1 name=$2 rc=0; shift 2
+	apt_out=$(in_shim "$r" "$@" 2>&1) || rc=$?
+	apt_out=${apt_out//$'\r'/}
+	printf '%s\n' "$apt_out" >"$pk_logs/$name.log"
+	return $rc
+}
+
+# Packages not in state "ii" (a package removed on purpose is given as an
+# exception: it must be "rc").
+dpkg_not_ii() {
+	local r=$1 except=${2:-}
+	in_root "$r" dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' |
+		awk -v ex="$except" '$1 == "rc" && $2 == ex { next } $1 != "ii" { print }'
+}
+
+# repo_publish DIR: index and sign the flat repository in DIR.
+repo_publish() {
+	local dir=$1
+	(cd "$dir" &&
+		apt-ftparchive packages . >Packages &&
+		gzip -9nkf Packages &&
+		apt-ftparchive -o APT::FTPArchive::Release::Origin=mmtune-test \
+			-o APT::FTPArchive::Release::Label=mmtune-test release . >Release &&
+		rm -f InRelease Release.gpg &&
+		gpg --batch --yes --clearsign -o InRelease Release &&
+		gpg --batch --yes -abs -o Release.gpg Release)
+}
+
+# The shims: every systemctl and policy-rc.d call is logged; the unit
+# counts as enabled and active, as on a running host.
+install_shims() {
+	local r=$1
+	mkdir -p "$r/usr/local/sbin" "$r/run/systemd/system"
+	cat >"$r/usr/local/sbin/systemctl" <<'SH'
+#!/bin/sh
+echo "systemctl $*" >>/var/log/systemctl-shim.log
+for a in "$@"; do
+	case "$a" in
+	is-enabled) echo enabled; exit 0 ;;
+	is-active|is-system-running) exit 0 ;;
+	esac
+done
+exit 0
+SH
+	cat >"$r/usr/sbin/policy-rc.d" <<'SH'
+#!/bin/sh
+echo "policy-rc.d $*" >>/var/log/systemctl-shim.log
+exit 0
+SH
+	chmod 0755 "$r/usr/local/sbin/systemctl" "$r/usr/sbin/policy-rc.d"
+	# apt runs dpkg with its own PATH (DPkg::Path): put the shim first there.
+	echo 'DPkg::Path "/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin";' \
+		>"$r/etc/apt/apt.conf.d/99mmtune-test-shim"
+}
+
+# Lines of the systemd shim log written since the mark (a line count).
+shim_since() { tail -n +"$(( $2 + 1 ))" "$1/var/log/systemctl-shim.log" 2>/dev/null; }
+shim_mark() { wc -l <"$1/var/log/systemctl-shim.log" 2>/dev/null || echo 0; }
+
+# Our one line per hook run: the lines that start with "mmtune-dkms: ".
+mm_lines() { grep '^mmtune-dkms: ' <<<"$1" || true; }
+
+stock_apt_checks() {
+	local base=$1 ver=$2 r=$pk_work/apt-root repo=$pk_work/apt-root/srv/mmtune-repo
+	local cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} t0=$SECONDS rc kver mark lines bump out
+	bump="$ver+up1"
+
+	# --- the bumped version, built from a copy of this tree -------------
+	# Outside this git tree: build.sh would take its file list from git.
+	local bsrc
+	bsrc=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-bump.XXXXXX")
+	(git ls-files -co --exclude-standard -- README.md module packaging systemd 2>/dev/null |
+		tar -cf - -T - --ignore-failed-read) | tar -xf - -C "$bsrc"
+	sed -i "s/^#define MMTUNE_VERSION .*/#define MMTUNE_VERSION \"$bump\"/" "$bsrc/module/version.h"
+	if ! (cd "$bsrc" && packaging/build.sh deb) >"$pk_logs/apt-bump-build.log" 2>&1; then
+		not_ok "apt: mmtune $bump (bumped copy of this tree) builds"; note "$(tail -n 20 "$pk_logs/apt-bump-build.log")"
+		return 0
+	fi
+	ok "apt: mmtune and mmtune-dkms $bump (a copy of this tree with the version bumped) build"
+
+	# --- the root, the repository with the current version ---------------
+	copy_root "$base" "$r"
+	install_shims "$r"
+	mkdir -p "$repo" "$r/etc/apt/keyrings"
+	cp build/packaging/out/deb/mmtune_"$ver"_all.deb build/packaging/out/deb/mmtune-dkms_"$ver"_all.deb "$repo/"
+	export GNUPGHOME=$PWD/$pk_work/gnupg
+	rm -rf "$GNUPGHOME"; mkdir -m 0700 "$GNUPGHOME"
+	gpg --batch --pinentry-mode loopback --passphrase '' \
+		--quick-gen-key 'mmtune test repository <mmtune-test@localhost>' rsa3072 sign 1d >/dev/null 2>&1
+	gpg --batch --export >"$r/etc/apt/keyrings/mmtune-test.gpg"
+	repo_publish "$repo" >"$pk_logs/apt-repo.log" 2>&1 || { not_ok "apt: repository indexed and signed"; return 0; }
+	echo "deb [signed-by=/etc/apt/keyrings/mmtune-test.gpg] file:/srv/mmtune-repo ./" \
+		>"$r/etc/apt/sources.list.d/mmtune-test.list"
+	# Debian archives downloaded by earlier runs (the stock kernel image).
+	mkdir -p "$cache/apt-archives"
+	cp "$cache"/apt-archives/*.deb "$r/var/cache/apt/archives/" 2>/dev/null || true
+
+	rc=0; apt_run "$r" apt-1-update apt-get update || rc=$?
+	if [ $rc -eq 0 ] && ! grep -qiE 'NO_PUBKEY|not signed|insecure|^W: |^E: ' <<<"$apt_out" &&
+		grep -q 'file:/srv/mmtune-repo' <<<"$apt_out"; then
+		ok "apt: local repository (apt-ftparchive, InRelease signed with a throwaway key, signed-by=) accepted by apt-get update"
+	else
+		not_ok "apt: apt-get update accepts the signed local repository (exit $rc)"; note "$apt_out"
+	fi
+
+	# The stock kernel whose headers the root has (Debian's linux-headers-amd64).
+	kver=$(basename "$(ls -d "$r"/usr/src/linux-headers-*-amd64 | head -n 1)")
+	kver=${kver#linux-headers-}
+
+	# --- 1. mmtune + mmtune-dkms from the repository, stock headers only --
+	mark=$(shim_mark "$r")
+	rc=0; apt_run "$r" apt-2-install-mmtune apt-get install -y mmtune mmtune-dkms || rc=$?
+	note "$(mm_lines "$apt_out")"
+	lines=$(mm_lines "$apt_out")
+	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] &&
+		[ "$lines" = "mmtune-dkms: $kver has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped; the kernel runs with stock values" ] &&
+		[ "$(in_root "$r" dkms status -m mmtune)" = "mmtune/$ver: added" ] &&
+		! grep -q 'Error!' <<<"$apt_out"; then
+		ok "apt: mmtune, mmtune-dkms $ver install from the repository; stock $kver: one skip line, dkms status 'added', every package ii"
+	else
+		not_ok "apt: mmtune, mmtune-dkms install cleanly beside stock headers (apt exit $rc)"
+		note "$apt_out"; note "not ii: $(dpkg_not_ii "$r")"
+	fi
+	if grep -qE '^systemctl( --[a-z]+)* start (.* )?mmtune\.service$' <<<"$(shim_since "$r" "$mark")"; then
+		ok "apt: the first installation starts mmtune.service (dh_installsystemd)"
+	else
+		not_ok "apt: the first installation starts mmtune.service"; note "$(shim_since "$r" "$mark")"
+	fi
+
+	# --- 2. a stock kernel image + headers (reinstalled) with mmtune-dkms -
+	rc=0; apt_run "$r" apt-3-stock-kernel apt-get install -y --reinstall \
+		"linux-image-$kver" "linux-headers-$kver" || rc=$?
+	cp -n "$r"/var/cache/apt/archives/*.deb "$cache/apt-archives/" 2>/dev/null || true
+	note "$(grep -E '^(/etc/kernel|run-parts|mmtune-dkms|dkms|update-initramfs)' <<<"$apt_out")"
+	lines=$(mm_lines "$apt_out")
+	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] && [ -s "$r/boot/initrd.img-$kver" ] &&
+		[ -n "$lines" ] && ! grep -qv "^mmtune-dkms: $kver has no mmtune hooks" <<<"$lines" &&
+		! grep -qE 'Error!|exited with return code' <<<"$apt_out"; then
+		ok "apt: linux-image-$kver + linux-headers-$kver (reinstalled) with mmtune-dkms: every package ii, /boot/initrd.img-$kver made, $(wc -l <<<"$lines") skip line(s) from the image and headers hooks, no dkms error"
+	else
+		not_ok "apt: stock kernel and headers configure cleanly with mmtune-dkms (apt exit $rc)"
+		note "$apt_out"; note "not ii: $(dpkg_not_ii "$r")"; note "initrd: $(ls -l "$r"/boot/ 2>&1)"
+	fi
+	[ -e "$r/lib/modules/$kver/updates/dkms/mmtune.ko" ] &&
+		not_ok "apt: no mmtune.ko for the stock kernel" || ok "apt: no mmtune.ko was built or installed for the stock kernel $kver"
+
+	# --- 3. bad input: a patched kernel whose DKMS build fails ------------
+	local bad=6.1.0-mmtune-broken
+	mkdir -p "$r/lib/modules/$bad/build/include"
+	echo 'CONFIG_MMTUNE_HOOKS=y' >"$r/lib/modules/$bad/build/.config"
+	rc=0; out=$(in_root "$r" /etc/kernel/postinst.d/50-mmtune-dkms "$bad" 2>&1) || rc=$?
+	note "$out"
+	if [ $rc -eq 0 ] && [ "$(grep -c . <<<"$out")" = 1 ] &&
+		grep -q "^mmtune-dkms: $bad: building mmtune $ver FAILED (dkms exit [0-9]*;" <<<"$out" &&
+		[ ! -e "$r/lib/modules/$bad/updates/dkms/mmtune.ko" ] &&
+		! grep -q ': installed' <<<"$(in_root "$r" dkms status -m mmtune)"; then
+		ok "bad input: a DKMS build that fails on a patched kernel: the hook exits 0 with one FAILED line, nothing installed"
+	else
+		not_ok "bad input: a failing DKMS build does not fail the kernel hook (exit $rc)"
+	fi
+	rm -rf "$r/lib/modules/$bad"
+
+	# --- 4. mmtune-dkms removed, not purged: kernels still install --------
+	rc=0; apt_run "$r" apt-4-remove-dkms apt-get remove -y mmtune-dkms || rc=$?
+	local st
+	st=$(in_root "$r" dpkg-query -W -f '${db:Status-Abbrev}' mmtune-dkms)
+	if [ $rc -eq 0 ] && [ "$st" = "rc " ] && [ -x "$r/etc/kernel/postinst.d/50-mmtune-dkms" ] &&
+		[ -z "$(in_root "$r" dkms status -m mmtune)" ]; then
+		ok "apt: mmtune-dkms removed (rc): hooks left as conffiles, mmtune unregistered from DKMS"
+	else
+		not_ok "apt: mmtune-dkms removed, not purged (apt exit $rc, state '$st')"; note "$apt_out"
+	fi
+	local before
+	before=$(stat -c %Y "$r/boot/initrd.img-$kver" 2>/dev/null || echo 0)
+	sleep 1
+	rc=0; apt_run "$r" apt-5-stock-kernel-rc apt-get install -y --reinstall \
+		"linux-image-$kver" "linux-headers-$kver" || rc=$?
+	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r" mmtune-dkms)" ] &&
+		[ "$(stat -c %Y "$r/boot/initrd.img-$kver" 2>/dev/null || echo 0)" -gt "$before" ] &&
+		[ -z "$(mm_lines "$apt_out")" ] && ! grep -qE 'Error!|exited with return code' <<<"$apt_out"; then
+		ok "apt: with mmtune-dkms removed but not purged, reinstalling the stock kernel and headers configures cleanly, initramfs regenerated, the left hooks are silent"
+	else
+		not_ok "apt: stock kernel reinstall with mmtune-dkms in state rc (apt exit $rc)"
+		note "$apt_out"; note "not ii: $(dpkg_not_ii "$r" mmtune-dkms)"
+	fi
+
+	# --- 5. back, then upgrade both packages through the repository -------
+	rc=0; apt_run "$r" apt-6-reinstall-dkms apt-get install -y mmtune-dkms || rc=$?
+	[ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] ||
+		{ not_ok "apt: mmtune-dkms installs again from state rc (apt exit $rc)"; note "$apt_out"; }
+	cp "$bsrc"/build/packaging/out/deb/mmtune_"$bump"_all.deb "$bsrc"/build/packaging/out/deb/mmtune-dkms_"$bump"_all.deb "$repo/"
+	repo_publish "$repo" >>"$pk_logs/apt-repo.log" 2>&1
+	mark=$(shim_mark "$r")
+	rc=0; apt_run "$r" apt-7-upgrade sh -c 'apt-get update && apt-get upgrade -y' || rc=$?
+	local calls
+	calls=$(shim_since "$r" "$mark")
+	echo "$calls" >"$pk_logs/apt-7-upgrade-systemctl.log"
+	note "systemctl and policy-rc.d calls during the upgrade:"; note "$calls"
+	note "$(mm_lines "$apt_out")"
+	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] &&
+		[ "$(in_root "$r" dpkg-query -W -f '${Version}' mmtune)" = "$bump" ] &&
+		[ "$(in_root "$r" dpkg-query -W -f '${Version}' mmtune-dkms)" = "$bump" ] &&
+		[ "$(in_root "$r" dkms status -m mmtune)" = "mmtune/$bump: added" ]; then
+		ok "apt: apt-get upgrade to $bump from the re-signed repository: both packages ii at $bump, DKMS has only $bump"
+	else
+		not_ok "apt: apt-get upgrade to $bump (apt exit $rc, dkms: $(in_root "$r" dkms status -m mmtune))"; note "$apt_out"
+	fi
+	if grep -qx 'systemctl reload mmtune.service' <<<"$calls" &&
+		! grep -E '(stop|restart|try-restart|reload-or-restart) .*mmtune\.service' <<<"$calls" | grep -q .; then
+		ok "apt: the upgrade re-applies in place: 'systemctl reload mmtune.service', no stop, no restart"
+	else
+		not_ok "apt: the upgrade reloads mmtune.service instead of stopping or restarting it"
+	fi
+
+	# --- 6. removal rolls back (ExecStop=mmtunectl rollback) --------------
+	mark=$(shim_mark "$r")
+	rc=0; apt_run "$r" apt-8-remove apt-get remove -y mmtune || rc=$?
+	calls=$(shim_since "$r" "$mark")
+	if [ $rc -eq 0 ] && grep -qE '^systemctl (--quiet )?stop .*mmtune\.service' <<<"$calls"; then
+		ok "apt: removing mmtune stops mmtune.service (its ExecStop rolls back to stock values)"
+	else
+		not_ok "apt: removing mmtune stops mmtune.service (apt exit $rc)"; note "$calls"
+	fi
+	unset GNUPGHOME
+	rm -rf "$bsrc"
+	note "apt repository and stock kernel tests took $((SECONDS - t0))s"
+}
+
+# --- mmtune-modules-<release>: built and signed against a kernel tree -------
+# The tree: MMTUNE_MODULES_TREE, else the cached test kernel (the one
+# "make kernel" builds). The test kernel has no CONFIG_MODULE_SIG: the
+# module is signed with a throwaway key then, and the test says so.
+module_pkg_checks() {
+	local ver=$1 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} tree out=$pk_work/modules t0=$SECONDS
+	local rel deb rpm keyargs=() signer_want tmp rc=0 msg
+	tree=${MMTUNE_MODULES_TREE:-}
+	if [ -z "$tree" ]; then
+		tree=$(ls -td "$cache"/kernels/*/linux 2>/dev/null | while read -r d; do
+			[ -f "$d/Module.symvers" ] && [ -f "$d/.config" ] && { echo "$d"; break; }; done)
+	fi
+	if [ -z "$tree" ]; then
+		skip "mmtune-modules packages" "no built kernel tree (make kernel, or MMTUNE_MODULES_TREE)"
+		return 0
+	fi
+	rel=$(cat "$tree/include/config/kernel.release")
+	rm -rf "$out"; mkdir -p "$out"
+	if grep -qx 'CONFIG_MODULE_SIG=y' "$tree/.config"; then
+		signer_want=$(openssl x509 -inform DER -in "$tree/certs/signing_key.x509" -noout -subject -nameopt multiline |
+			sed -n 's/^ *organizationName *= *//p')
+		note "$rel has CONFIG_MODULE_SIG: signing with its own key (certs/signing_key.pem)"
+	else
+		openssl req -new -x509 -nodes -days 2 -subj "/CN=mmtune throwaway module key/" \
+			-newkey rsa:2048 -keyout "$out/key.pem" -outform DER -out "$out/cert.der" >/dev/null 2>&1
+		keyargs=(--key "$out/key.pem" --cert "$out/cert.der")
+		signer_want="mmtune throwaway module key"
+		note "$rel has no CONFIG_MODULE_SIG (the test kernel): signed with a throwaway key instead; nothing in that kernel checks it"
+	fi
+	if ! packaging/kernel/build-module-pkgs.sh "$tree" --out "$out" "${keyargs[@]}" >"$pk_logs/modules.log" 2>&1; then
+		not_ok "mmtune-modules-$rel: build-module-pkgs.sh builds .deb and .rpm"; note "$(tail -n 30 "$pk_logs/modules.log")"
+		return 0
+	fi
+	note "$(cat "$pk_logs/modules.log")"
+	deb=$(ls "$out"/mmtune-modules-"$rel"_"$ver"_amd64.deb 2>/dev/null)
+	rpm=$(ls "$out"/mmtune-modules-"$rel"-"$ver"-1*.x86_64.rpm 2>/dev/null)
+	if [ -n "$deb" ] && [ -n "$rpm" ]; then
+		ok "mmtune-modules-$rel: .deb and .rpm built against $tree in $((SECONDS - t0))s ($(stat -c %s "$deb") and $(stat -c %s "$rpm") bytes)"
+	else
+		not_ok "mmtune-modules-$rel: .deb and .rpm built"; return 0
+	fi
+	tmp=$(mktemp -d)
+	dpkg-deb -x "$deb" "$tmp/deb"
+	mkdir -p "$tmp/rpm"; (cd "$tmp/rpm" && rpm2cpio "$OLDPWD/$rpm" | cpio -idm --quiet)
+	local k
+	for k in deb rpm; do
+		local ko=$tmp/$k/lib/modules/$rel/extra/mmtune.ko
+		if [ -f "$ko" ]; then
+			check "mmtune-modules .$k: /lib/modules/$rel/extra/mmtune.ko, vermagic $rel, version $ver" ko_matches "$ko" "$rel" "$ver"
+			check "mmtune-modules .$k: the packaged module is signed ('$signer_want', modinfo -F signer)" ko_signed "$ko" "$signer_want"
+			if [ ${#keyargs[@]} -gt 0 ]; then
+				check "mmtune-modules .$k: the signature survived packaging and verifies against the certificate" ko_sig_verifies "$ko" "$out/cert.der"
+			else
+				check "mmtune-modules .$k: the signature survived packaging and verifies against the kernel's certs/signing_key.x509" ko_sig_verifies "$ko" "$tree/certs/signing_key.x509"
+			fi
+		else
+			not_ok "mmtune-modules .$k: carries /lib/modules/$rel/extra/mmtune.ko"
+		fi
+	done
+	check "mmtune-modules .deb: Depends on linux-image-$rel, Provides mmtune-modules" \
+		bash -c "dpkg-deb -f '$deb' Depends | grep -q 'linux-image-$rel' && dpkg-deb -f '$deb' Provides | grep -qx mmtune-modules"
+	check "mmtune-modules .rpm: Requires kernel-$rel or kernel-uname-r = $rel, Provides mmtune-modules" \
+		bash -c "rpm -qp --requires '$rpm' | grep -qF '(kernel-$rel or kernel-uname-r = $rel)' && rpm -qp --provides '$rpm' | grep -q '^mmtune-modules = '"
+	check "lintian: mmtune-modules .deb has no error" bash -c "! lintian '$deb' 2>&1 | grep -v 'root privileges' | tee /dev/stderr | grep -q '^E: '"
+	rm -rf "$tmp"
+
+	# Bad input: a tree without the hooks, a kernel without module signing
+	# and no key given: one clear error each, no package.
+	local bad=$pk_work/modules-bad
+	rm -rf "$bad"; mkdir -p "$bad/include/config"
+	echo '# CONFIG_MMTUNE_HOOKS is not set' >"$bad/.config"; : >"$bad/Module.symvers"; echo 6.1.0-stock >"$bad/include/config/kernel.release"
+	rc=0; msg=$(packaging/kernel/build-module-pkgs.sh "$bad" --out "$bad/out" 2>&1) || rc=$?
+	note "$msg"
+	if [ $rc -ne 0 ] && grep -q 'no CONFIG_MMTUNE_HOOKS=y' <<<"$msg" && [ -z "$(ls "$bad/out" 2>/dev/null)" ]; then
+		ok "bad input: build-module-pkgs.sh on a kernel without the hooks fails with one clear error, no package"
+	else
+		not_ok "bad input: build-module-pkgs.sh on a kernel without the hooks (exit $rc)"
+	fi
+	if ! grep -qx 'CONFIG_MODULE_SIG=y' "$tree/.config"; then
+		rc=0; msg=$(packaging/kernel/build-module-pkgs.sh "$tree" --out "$bad/out2" 2>&1) || rc=$?
+		note "$msg"
+		if [ $rc -ne 0 ] && grep -q 'has no CONFIG_MODULE_SIG' <<<"$msg" && [ -z "$(ls "$bad/out2"/*.deb 2>/dev/null)" ]; then
+			ok "bad input: no key for a kernel without CONFIG_MODULE_SIG: one clear error, no unsigned package"
+		else
+			not_ok "bad input: unsigned module package refused (exit $rc)"
+		fi
+	fi
+	note "mmtune-modules tests took $((SECONDS - t0))s"
 }

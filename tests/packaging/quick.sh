@@ -30,7 +30,7 @@ quick_checks() {
 		dkms_files_exact "$ver" "$deb_dkms"
 	check "mmtune-dkms.rpm: /usr/src/mmtune-$ver holds exactly the module sources and dkms.conf" \
 		dkms_files_exact "$ver" "$rpm_dkms"
-	check "dkms.conf: version filled in, BUILD_EXCLUSIVE_CONFIG and AUTOINSTALL set (deb and rpm)" \
+	check "dkms.conf: version filled in, BUILD_EXCLUSIVE_CONFIG set, no AUTOINSTALL (the kernel hooks decide; deb and rpm)" \
 		dkms_conf_ok "$ver" "$deb_dkms" "$rpm_dkms"
 	check "mmtune.deb: CLI and its man page, private Python package, units, modules-load.d entry; no litter" \
 		tools_files_ok "$deb_tools" /lib/systemd/system
@@ -50,14 +50,26 @@ quick_checks() {
 		modules_load_ok rpm "$rpm_tools"
 
 	# --- maintainer scripts -------------------------------------------------
-	check "mmtune-dkms.deb: postinst runs DKMS (dh_dkms), prerm removes it, /usr/src trigger builds for late headers" \
-		deb_dkms_scripts_ok "$deb_dkms"
-	check "mmtune.deb: units enabled and started by dh_installsystemd" \
+	check "mmtune-dkms.deb: postinst registers with DKMS and builds through mmtune-dkms-kernel, prerm unregisters, /usr/src trigger, kernel hooks are conffiles" \
+		deb_dkms_scripts_ok "$deb_dkms" "$ver"
+	check "mmtune.deb: enabled and started on installation; upgrade reloads (no stop, no restart); removal stops (rollback)" \
 		deb_tools_scripts_ok "$deb_tools"
-	check "mmtune-dkms.rpm: %post dkms add+install, %preun dkms remove, %triggerin on kernel-devel" \
-		rpm_dkms_scripts_ok "$rpm_dkms"
-	check "mmtune.rpm: %systemd_post/%systemd_preun/%systemd_postun_with_restart expanded, preset enables mmtune.service" \
+	check "mmtune-dkms.rpm: %post add + build through mmtune-dkms-kernel, %preun remove, %triggerin on kernel-devel, kernel-install plugin, Requires dkms >= 3.0.11" \
+		rpm_dkms_scripts_ok "$rpm_dkms" "$ver"
+	check "mmtune.rpm: preset on install, reload on upgrade (no try-restart), disable --now on erase" \
 		rpm_tools_scripts_ok "$rpm_tools"
+
+	# --- the kernel hooks ---------------------------------------------------
+	check "mmtune-dkms-kernel: decisions and messages on fake kernels (no hooks, hooks, prebuilt, no headers, failing and 77 builds, removed-not-purged)" \
+		tests/packaging/hook-unit.sh
+	if command -v shellcheck >/dev/null; then
+		check "shellcheck: kernel hooks, maintainer scripts and packaging scripts" \
+			shellcheck -s sh packaging/dkms/mmtune-dkms-kernel packaging/dkms/kernel-hook \
+			packaging/dkms/50-mmtune-dkms.install packaging/debian/*.postinst \
+			packaging/debian/*.prerm packaging/debian/*.postrm
+	else
+		skip "shellcheck: kernel hooks and maintainer scripts" "shellcheck not installed (apt-get install shellcheck)"
+	fi
 }
 
 deb_files() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' | grep -v '^$'; }
@@ -156,7 +168,7 @@ dkms_conf_ok() {
 		grep -qx 'PACKAGE_NAME="mmtune"' "$conf" &&
 		grep -qx "PACKAGE_VERSION=\"$ver\"" "$conf" &&
 		grep -qx 'BUILD_EXCLUSIVE_CONFIG="CONFIG_MMTUNE_HOOKS"' "$conf" &&
-		grep -qx 'AUTOINSTALL="yes"' "$conf" &&
+		! grep -q '^[[:space:]]*AUTOINSTALL' "$conf" &&
 		grep -qx 'BUILT_MODULE_NAME\[0\]="mmtune"' "$conf" || { echo "bad: $conf"; cat "$conf"; rc=1; }
 	done
 	rm -rf "$tmp"
@@ -229,17 +241,27 @@ modules_load_ok() {
 }
 
 deb_dkms_scripts_ok() {
-	local tmp rc=0
+	local ver=$2 tmp rc=0
 	tmp=$(mktemp -d)
 	dpkg-deb -e "$1" "$tmp"
 	sed 's/^/postinst: /' "$tmp/postinst"
-	sed 's/^/triggers: /' "$tmp/triggers"
-	grep -q '/usr/lib/dkms/common.postinst' "$tmp/postinst" || { echo "postinst does not run dkms"; rc=1; }
-	grep -q 'dkms remove -m $DKMS_NAME' "$tmp/prerm" || { echo "prerm does not remove the module"; rc=1; }
+	sed 's/^/prerm: /' "$tmp/prerm"
+	grep -qx "	\$helper add $ver" "$tmp/postinst" || { echo "postinst does not add $ver to DKMS"; rc=1; }
+	grep -qx '	$helper all' "$tmp/postinst" || { echo "postinst does not build for the installed kernels"; rc=1; }
+	grep -q 'common.postinst' "$tmp/postinst" && { echo "postinst uses dkms's common.postinst (fails the package on a failed build)"; rc=1; }
+	grep -qx "	/usr/lib/mmtune-dkms/mmtune-dkms-kernel remove $ver" "$tmp/prerm" || { echo "prerm does not remove $ver"; rc=1; }
 	grep -qx 'interest-noawait /usr/src' "$tmp/triggers" || { echo "no /usr/src trigger"; rc=1; }
-	grep -q 'triggered)' "$tmp/postinst" || { echo "postinst does not handle the trigger"; rc=1; }
-	grep -q dkms <<<"$(dpkg-deb -f "$1" Depends)" || { echo "no Depends on dkms"; rc=1; }
-	rm -rf "$tmp"
+	grep -qx '	$helper all --quiet-skip' "$tmp/postinst" || { echo "postinst does not handle the trigger"; rc=1; }
+	grep -qx 'dkms' <<<"$(dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/^ *//; s/ .*//')" || { echo "no Depends on dkms"; rc=1; }
+	for h in /etc/kernel/postinst.d/50-mmtune-dkms /etc/kernel/header_postinst.d/50-mmtune-dkms; do
+		grep -qx "$h" "$tmp/conffiles" || { echo "$h is not a conffile"; rc=1; }
+	done
+	deb_files "$1" | grep -qx /usr/lib/mmtune-dkms/mmtune-dkms-kernel || { echo "no mmtune-dkms-kernel"; rc=1; }
+	local x
+	x=$(mktemp -d)
+	dpkg-deb -x "$1" "$x"
+	grep -qx "ver=\${MMTUNE_DKMS_VERSION:-$ver}" "$x/usr/lib/mmtune-dkms/mmtune-dkms-kernel" || { echo "mmtune-dkms-kernel: version not filled in"; rc=1; }
+	rm -rf "$tmp" "$x"
 	return $rc
 }
 
@@ -248,22 +270,33 @@ deb_tools_scripts_ok() {
 	tmp=$(mktemp -d)
 	dpkg-deb -e "$1" "$tmp"
 	sed 's/^/postinst: /' "$tmp/postinst"
+	sed 's/^/prerm: /' "$tmp/prerm"
 	grep -q "deb-systemd-helper unmask 'mmtune.service'" "$tmp/postinst" &&
 	grep -q "deb-systemd-helper enable 'mmtune.service'" "$tmp/postinst" || { echo "postinst does not enable mmtune.service"; rc=1; }
-	grep -q "deb-systemd-invoke .*'mmtune.service'" "$tmp/postinst" || { echo "postinst does not start mmtune.service"; rc=1; }
+	grep -q "deb-systemd-invoke start .*'mmtune.service'" "$tmp/postinst" || { echo "postinst does not start mmtune.service"; rc=1; }
+	grep -q 'deb-systemd-invoke reload mmtune.service' "$tmp/postinst" || { echo "postinst does not reload on upgrade"; rc=1; }
+	grep -qE 'restart' "$tmp/postinst" && { echo "postinst restarts"; rc=1; }
+	[ -e "$tmp/preinst" ] && grep -q 'stop' "$tmp/preinst" && { echo "preinst stops the unit"; rc=1; }
+	grep -q '"$1" = remove' "$tmp/prerm" && grep -q "deb-systemd-invoke stop .*'mmtune.service'" "$tmp/prerm" ||
+		{ echo "prerm does not stop (roll back) on removal only"; rc=1; }
 	grep -q "deb-systemd-helper purge 'mmtune.service'" "$tmp/postrm" || { echo "postrm does not purge the unit's state"; rc=1; }
+	grep -qx 'Recommends: mmtune-modules | mmtune-dkms' <<<"$(dpkg-deb -f "$1" Recommends | sed 's/^/Recommends: /')" ||
+		{ echo "Recommends is not 'mmtune-modules | mmtune-dkms'"; rc=1; }
 	rm -rf "$tmp"
 	return $rc
 }
 
 rpm_dkms_scripts_ok() {
-	local s t rc=0
+	local ver=$2 s t rc=0
 	s=$(rpm -qp --scripts "$1"); t=$(rpm -qp --triggers "$1")
 	printf '%s\n%s\n' "$s" "$t"
-	grep -q 'dkms add -m mmtune' <<<"$s" || { echo "%post does not add the module"; rc=1; }
-	grep -q 'dkms install -m mmtune' <<<"$s" || { echo "%post does not build/install"; rc=1; }
-	grep -q 'dkms remove -m mmtune' <<<"$s" || { echo "%preun does not remove"; rc=1; }
-	grep -q 'triggerin scriptlet.*kernel-devel' <<<"$t" || { echo "no %triggerin on kernel-devel"; rc=1; }
+	grep -qx "/usr/lib/mmtune-dkms/mmtune-dkms-kernel add $ver --rpm_safe_upgrade" <<<"$s" || { echo "%post does not add the module"; rc=1; }
+	grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all' <<<"$s" || { echo "%post does not build/install"; rc=1; }
+	grep -qx "/usr/lib/mmtune-dkms/mmtune-dkms-kernel remove $ver --rpm_safe_upgrade" <<<"$s" || { echo "%preun does not remove"; rc=1; }
+	grep -q 'triggerin scriptlet.*kernel-devel' <<<"$t" && grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all --quiet-skip' <<<"$t" ||
+		{ echo "no %triggerin on kernel-devel"; rc=1; }
+	grep -qx '/usr/lib/kernel/install.d/50-mmtune-dkms.install' <<<"$(rpm -qpl "$1")" || { echo "no kernel-install plugin"; rc=1; }
+	grep -qx 'dkms >= 3.0.11' <<<"$(rpm -qp --requires "$1")" || { echo "no Requires: dkms >= 3.0.11"; rc=1; }
 	return $rc
 }
 
@@ -273,7 +306,8 @@ rpm_tools_scripts_ok() {
 	printf '%s\n' "$s"
 	grep -qE 'systemctl --no-reload preset mmtune.service|install-system-units mmtune.service' <<<"$s" || { echo "%post: no preset"; rc=1; }
 	grep -qE 'systemctl --no-reload disable --now mmtune.service|remove-system-units mmtune.service' <<<"$s" || { echo "%preun: no disable"; rc=1; }
-	grep -qE 'systemctl try-restart mmtune.service|mark-restart-system-units mmtune.service' <<<"$s" || { echo "%postun: no try-restart"; rc=1; }
+	grep -q 'systemctl reload mmtune.service' <<<"$s" || { echo "%post: no reload on upgrade"; rc=1; }
+	grep -qE 'try-restart|mark-restart-system-units' <<<"$s" && { echo "a scriptlet restarts mmtune.service"; rc=1; }
 	grep -qx /usr/lib/systemd/system-preset/50-mmtune.preset <<<"$(rpm -qpl "$1")" || { echo "no preset file"; rc=1; }
 	return $rc
 }
