@@ -10,7 +10,8 @@ import pytest
 
 import fakeroot
 
-UNITS = ["mmtune.service", "mmtune-reapply.service"]
+UNITS = ["mmtune.service", "mmtune-reapply.service", "mmtune-metrics.service",
+         "mmtune-metrics.timer"]
 TOOLS = os.environ.get("MMTUNE_TOOLS_VENV")
 
 
@@ -32,6 +33,10 @@ def test_install_layout(staged):
     assert files == sorted(
         ["usr/sbin/mmtunectl", "usr/lib/mmtune/recommend.rules",
          "usr/lib/systemd/system/mmtune.service", "usr/lib/systemd/system/mmtune-reapply.service",
+         "usr/lib/systemd/system/mmtune-metrics.service",
+         "usr/lib/systemd/system/mmtune-metrics.timer",
+         "usr/lib/systemd/system/mmtune.service.d/50-hardening.conf",
+         "usr/lib/mmtune/python/mmtunectl/knobs.tsv",
          "usr/lib/systemd/system/swap.d/50-mmtune.conf", "usr/lib/modules-load.d/mmtune.conf",
          "usr/lib/udev/rules.d/60-mmtune.rules", "usr/share/doc/mmtune/mmtunectl.md"]
         + ["usr/lib/mmtune/python/mmtunectl/" + f for f in py]
@@ -67,6 +72,12 @@ def test_systemd_analyze_verify(staged, tmp_path):
     staged = root
     # ExecStart binaries must exist: verify against the staged tree, with
     # the one program of the host a unit calls.
+    # Units with default dependencies need the host's standard targets.
+    import glob
+    for t in glob.glob("/lib/systemd/system/*.target") + glob.glob("/lib/systemd/system/*.slice"):
+        dst = os.path.join(staged, "usr/lib/systemd/system", os.path.basename(t))
+        if not os.path.exists(dst) and os.path.isfile(t):
+            shutil.copy(t, dst)
     fakeroot.write(staged, "usr/bin/systemctl", "")
     os.chmod(os.path.join(staged, "usr/bin/systemctl"), 0o755)
     units = [os.path.join(staged, "usr/lib/systemd/system", u) for u in UNITS]
