@@ -324,11 +324,11 @@ class Loader(object):
         syntax, sections, keys, values, the pairs the kernel checks, and that
         every profile it includes exists. For Ansible's validate:."""
         errors = []
+        if not os.path.lexists(path):
+            return ["%s: cannot read: %s" % (path, os.strerror(2))], None
         text = read_text(path, path, errors)
         if errors:
             return errors, None
-        if not os.path.isfile(path):
-            return ["%s: not a regular file" % path], None
         entries, errs = parse_ini(text, path)
         errors.extend(errs)
         prof = Profile(os.path.basename(path))

@@ -74,7 +74,7 @@ def _expand(ctx, value, variables, facts):
 
 
 def _sections(ctx, name, facts, depth=0):
-    """({section: (plugin type, keys, shown file)}, [unresolved messages])
+    """({section: (plugin type, {key: shown file})}, [unresolved messages])
     after include= and replace=."""
     rel, text = _find(ctx, name)
     if rel is None or depth > 10:
@@ -91,18 +91,20 @@ def _sections(ctx, name, facts, depth=0):
         if inc:
             secs, unres = _sections(ctx, inc, facts, depth + 1)
             unresolved.extend(unres)
-            for sec, v in secs.items():
+            for sec, (plugin, keys) in secs.items():
                 if sec in merged:
-                    v = (v[0], v[1] | merged[sec][1], v[2])
-                merged[sec] = v
+                    keys = dict(merged[sec][1], **keys)
+                merged[sec] = (plugin, keys)
     for sec, keys in conf.items():
         if sec in ("main", "variables"):
             continue
         plugin = keys.get("type", sec)
-        own = set(k for k in keys if k not in ("type", "replace", "enabled", "devices"))
+        # {key: the file that sets it}
+        own = dict((k, ctx.show(rel)) for k in keys
+                   if k not in ("type", "replace", "enabled", "devices"))
         if sec in merged and keys.get("replace", "0").lower() not in ("1", "true", "yes"):
-            own |= merged[sec][1]
-        merged[sec] = (plugin, own, ctx.show(rel))
+            own = dict(merged[sec][1], **own)
+        merged[sec] = (plugin, own)
     return merged, unresolved
 
 
@@ -128,9 +130,9 @@ def owned(ctx, facts=None):
             for k in schema.KNOBS:
                 result.setdefault(k.name, who)
             continue
-        for plugin, keys, shown in secs.values():
-            who = "tuned profile %s (%s)" % (name, shown)
-            for key in keys:
+        for plugin, keys in secs.values():
+            for key, shown in keys.items():
+                who = "tuned profile %s (%s)" % (name, shown)
                 if plugin == "sysctl":
                     knob = "sysctl." + key.replace("/", ".")
                     if knob in schema.BY_NAME:
