@@ -5,6 +5,7 @@ venv. The last ones run when MMTUNE_TOOLS_VENV names it (tests/userspace/run.sh)
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -121,3 +122,47 @@ def test_ansible_example_syntax(tmp_path):
                        env=env, cwd=ex)
     assert p.returncode == 0, p.stdout
     assert "playbook: " in p.stdout
+
+
+@pytest.mark.skipif(not TOOLS, reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+def test_ansible_role_check_diff_then_apply(root, tmp_path):
+    """The role against a fake root: --check --diff changes nothing and shows
+    the kernel values that would change (including the not yet deployed
+    override); the real run validates, applies, removes the stale drop-in of
+    a renamed profile and verifies."""
+    ex = os.path.join(fakeroot.SYSTEMD, "examples", "ansible")
+    ctl = os.path.join(fakeroot.REPO, "tests", "userspace", "mmtunectl-dev")
+    fakeroot.write(root, "etc/mmtune/profiles/balanced.conf.d/50-ansible.conf",
+                   "[sysctl]\nvm.swappiness = 33\n")                # from an earlier profile
+    play = tmp_path / "play.yml"
+    play.write_text(
+        "- hosts: localhost\n  connection: local\n  gather_facts: false\n  roles:\n"
+        "    - role: mmtune\n      vars:\n        mmtune_profile: database\n"
+        "        mmtune_ctl: %s\n        mmtune_etc: %s/etc/mmtune\n"
+        "        mmtune_manage_service: false\n"
+        "        mmtune_overrides: {sysctl: {vm.swappiness: 20}}\n" % (ctl, root))
+    env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(tmp_path), ANSIBLE_HOME=str(tmp_path),
+               ANSIBLE_ROLES_PATH=os.path.join(ex, "roles"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, MMTUNE_ROOT=root,
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    before = fakeroot.snapshot(root)
+
+    def play_run(*opts):
+        return subprocess.run([os.path.join(TOOLS, "bin/ansible-playbook"), "-i", "localhost,"]
+                              + list(opts) + [str(play)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, universal_newlines=True, env=env)
+    p = play_run("--check", "--diff")
+    assert p.returncode == 0, p.stdout
+    assert "change sysctl.vm.swappiness: 60 -> 20" in p.stdout
+    assert "change thp.enabled: madvise -> never" in p.stdout
+    assert fakeroot.snapshot(root) == before
+    assert not os.path.exists(os.path.join(root, "etc/mmtune/profile"))
+    p = play_run()
+    assert p.returncode == 0, p.stdout
+    assert fakeroot.read(root, "proc/sys/vm/swappiness") == "20"
+    assert fakeroot.read(root, "etc/mmtune/profile").endswith("database")
+    assert not os.path.exists(os.path.join(root, "etc/mmtune/profiles/balanced.conf.d/50-ansible.conf"))
+    assert "mmtunectl verify" not in p.stdout and "changed=" in p.stdout
+    if os.environ.get("MMTUNE_SLOW_TESTS"):         # ~10 s more: idempotence
+        p = play_run()
+        assert p.returncode == 0 and "changed=0" in p.stdout, p.stdout
