@@ -28,7 +28,18 @@ if [ -f "$MMTUNE_SYSFS/zswap/enabled" ]; then
 	out_has "drift: mmtune.zswap.enabled: wanted 1, live 0"
 fi
 
-ctl_rc 0 status
+ctl_rc 1 status
+out_has "health: drift (exit 1)"
+# Preview: diff lists exactly what apply --auto puts back, and writes nothing.
+ctl_rc 1 diff
+out_has "change sysctl.vm.swappiness: 77 -> 10"
+ctl_rc 0 apply --dry-run
+out_has "would set thp.enabled: always -> never"
+assert_eq "$(cat /proc/sys/vm/swappiness)" 77 "dry run wrote nothing"
 ctl_rc 0 apply --auto
 ctl_rc 0 verify
 out_has "0 differ"
+ctl_rc 0 diff
+out_has "no change, the kernel holds it"
+ctl_rc 0 status
+out_has "health: ok (exit 0)"
