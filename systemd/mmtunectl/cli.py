@@ -1,7 +1,15 @@
-"""mmtunectl command line. See systemd/README.md for the full manual.
+"""mmtunectl command line. See systemd/README.md and mmtunectl(8).
 
-Exit codes: 0 success (verify: live values match), 1 drift (verify only),
-2 error (bad profile or rules, failed write, nothing applied), 4 not root.
+Exit statuses:
+  0  success; verify/status: the kernel holds every value of the profile;
+     diff: nothing would change; check: the file is valid
+  1  drift (verify, status); diff: apply would change something
+  2  error: bad profile, rules, override, state or file (file:line), a
+     write the kernel refused (everything restored), bad usage
+  3  verify/status: mmtune.ko expected but not loaded (see health.py)
+  4  apply/rollback run by a non-root user
+  5  verify/status: kernel without mmtune hooks (see health.py)
+  6  apply/rollback: another process held /run/mmtune/lock past --lock-timeout
 """
 
 import argparse
@@ -9,17 +17,28 @@ import json
 import os
 import sys
 
-from . import VERSION, engine, recommend, schema, tuned
+from . import VERSION, engine, health, journal, metrics, recommend, schema, tuned
 from .context import Context
 from .profile import ConfigError, Loader, describe
 from .recommend import Selection
 
-EXIT_OK, EXIT_DRIFT, EXIT_ERROR, EXIT_NOT_ROOT = 0, 1, 2, 4
+EXIT_OK, EXIT_DRIFT, EXIT_ERROR, EXIT_NOT_LOADED, EXIT_NOT_ROOT, EXIT_NO_HOOKS, \
+    EXIT_LOCKED = 0, 1, 2, 3, 4, 5, 6
 STATUS_SCHEMA = 1
 
 
-def say(msg, err=False):
+def say(msg, err=False, prio=None):
+    """One line to stdout (info) or stderr (error, or the priority given).
+    Prefixed with its syslog priority when the stream is the journal."""
     stream = sys.stderr if err else sys.stdout
+    if prio is None:
+        prio = journal.ERR if err else journal.INFO
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        fd = -1         # a test's capture buffer
+    if journal.stream_is_journal(fd):
+        msg = "<%d>%s" % (prio, msg)
     stream.write(msg + "\n")
 
 
@@ -89,100 +108,173 @@ def cmd_recommend(ctx, args):
     return EXIT_OK
 
 
+def _selection(ctx, profile):
+    if profile:
+        return Selection(profile, "explicit", "mmtunectl apply " + profile)
+    return recommend.select(ctx)
+
+
+def _preview(ctx, prof, owned, verb):
+    """The plan of applying prof, printed knob by knob; nothing is written."""
+    state = engine.load_state(ctx) or {"saved": {}}
+    plan = engine.make_plan(ctx, prof, owned, dict(state["saved"]))
+    for m in plan.skips:
+        say(m)
+    if plan.missing:
+        engine.missing_error(ctx, plan, say)
+        return plan, EXIT_ERROR
+    for c in plan.writes:
+        say("%s %s: %s -> %s (%s)" % (verb, c.knob.name, c.before, c.target, c.origin))
+    for c in plan.restores:
+        say("%s %s: %s -> %s (saved original: not in profile %s)" % (
+            verb, c.knob.name, c.before, c.target, prof.name))
+    return plan, EXIT_OK
+
+
 def cmd_apply(ctx, args):
     if args.profile and args.auto:
         say("mmtunectl apply: give a profile or --auto, not both", err=True)
         return EXIT_ERROR
-    if not need_root(ctx, "apply"):
+    if not args.dry_run and not need_root(ctx, "apply"):
         return EXIT_NOT_ROOT
-    if args.profile:
-        sel = Selection(args.profile, "explicit", "mmtunectl apply " + args.profile)
-    else:
-        sel = recommend.select(ctx)
+    sel = _selection(ctx, args.profile)
     say("profile %s (%s)" % (sel.name, sel.reason))
     prof = Loader(ctx).load(sel.name)
-    return engine.apply(ctx, prof, sel, tuned.owned(ctx), say)
+    if args.dry_run:
+        plan, rc = _preview(ctx, prof, tuned.owned(ctx), "would set")
+        if rc:
+            say("error: nothing would be applied", err=True)
+            return rc
+        say("dry run: profile %s: %d would be written, %d already set, %d restored, "
+            "%d skipped; nothing written" % (prof.name, len(plan.writes), plan.unchanged,
+                                             len(plan.restores), len(plan.skips)))
+        return EXIT_OK
+    return engine.apply(ctx, prof, sel, tuned.owned(ctx), say, reload=args.reload)
+
+
+def cmd_diff(ctx, args):
+    for f in args.dropin:
+        if not os.path.isfile(f):
+            say("error: %s: no such file" % f, err=True)
+            return EXIT_ERROR
+    sel = _selection(ctx, args.profile)
+    prof = Loader(ctx, extra_dropins=args.dropin).load(sel.name)
+    plan, rc = _preview(ctx, prof, tuned.owned(ctx), "change")
+    if rc:
+        return rc
+    n = len(plan.changes())
+    say("diff: profile %s (%s): %s" % (
+        prof.name, sel.reason, "%d knob(s) would change" % n if n
+        else "no change, the kernel holds it"))
+    return EXIT_DRIFT if n else EXIT_OK
+
+
+def cmd_check(ctx, args):
+    rc = EXIT_OK
+    for path in args.file:
+        errors, prof = Loader(ctx).check_file(path)
+        for e in errors:
+            say("error: " + e, err=True)
+        if errors:
+            rc = EXIT_ERROR
+        else:
+            say("%s: ok, %d knob(s)" % (path, len(prof.settings)))
+    return rc
 
 
 def cmd_verify(ctx, args):
-    sel, state = active(ctx)
-    prof = Loader(ctx).load(sel.name)
-    rows = engine.knob_rows(ctx, prof, tuned.owned(ctx))
+    r = health.evaluate(ctx)
+    for e in r.errors:
+        say("error: " + e, err=True)
+    for _, msg in r.problems:
+        say(msg)
     counts = {}
-    for r in rows:
-        counts[r["state"]] = counts.get(r["state"], 0) + 1
-        if r["state"] in ("drift", "missing"):
-            say("%s: %s: wanted %s, live %s (%s)" % (
-                r["state"], r["name"], r["wanted"],
-                r["live"] if r["live"] is not None else "(no such file)", r["origin"]))
-    bad = counts.get("drift", 0) + counts.get("missing", 0)
-    # A profile picked automatically must still be the one the overrides and
-    # rules pick now (e.g. config management changed /etc/mmtune/profile).
-    if state and sel.source != "explicit":
-        now = recommend.select(ctx)
-        if now.name != sel.name:
-            say("drift: profile: applied %s, now selected %s (%s); run mmtunectl apply --auto"
-                % (sel.name, now.name, now.reason))
-            bad += 1
-    say("verify: profile %s%s: %d match, %d differ, %d skipped, %d owned by tuned" % (
-        prof.name, "" if state else " (not applied)", counts.get("match", 0), bad,
-        counts.get("skipped", 0), counts.get("tuned", 0)))
-    return EXIT_DRIFT if bad else EXIT_OK
+    for row in r.rows:
+        counts[row["state"]] = counts.get(row["state"], 0) + 1
+    if r.profile:
+        bad = len([p for p in r.problems if p[0] == health.DRIFT])
+        say("verify: profile %s%s: %d match, %d differ, %d skipped, %d owned by tuned" % (
+            r.profile.name, "" if r.state else " (not applied)", counts.get("match", 0), bad,
+            counts.get("skipped", 0), counts.get("tuned", 0)))
+    return r.status()
 
 
-def status_doc(ctx):
+def status_doc(ctx, r):
     """The --json document. Its shape is a stable interface: see README."""
-    errors = []
+    code = r.status()
     doc = {"schema_version": STATUS_SCHEMA, "profile": None, "applied": None,
-           "module": engine.module_info(ctx), "tuned": {"active_profile": tuned.active_profile(ctx)},
-           "knobs": [], "counters": engine.counters(ctx), "errors": errors}
-    prof = None
-    try:
-        sel, state = active(ctx)
-        doc["profile"] = {"name": sel.name, "source": sel.source, "reason": sel.reason,
-                          "summary": None}
-        if state:
-            doc["applied"] = {"time": state.get("applied_at"),
-                              "saved_knobs": sorted(state.get("saved", {}))}
-        prof = Loader(ctx).load(sel.name)
-        doc["profile"]["summary"] = prof.summary
-    except (ConfigError, engine.StateError) as e:
-        errors.extend(getattr(e, "errors", [str(e)]))
-    doc["knobs"] = engine.knob_rows(ctx, prof, tuned.owned(ctx))
+           "module": r.module, "tuned": {"active_profile": tuned.active_profile(ctx)},
+           "knobs": r.rows, "counters": engine.counters(ctx), "errors": list(r.errors),
+           "ok": code == EXIT_OK, "health": health.HEALTH[code], "exit_status": code,
+           "problems": [m for _, m in r.problems],
+           "selected_profile": r.selected.name if r.selected else None,
+           "applied_profile": (r.state or {}).get("profile"),
+           "module_expected": r.module_expected, "kernel_hooks": r.hooks,
+           "last_apply": engine.load_last_apply(ctx)}
+    if r.selection:
+        doc["profile"] = {"name": r.selection.name, "source": r.selection.source,
+                          "reason": r.selection.reason,
+                          "summary": r.profile.summary if r.profile else None}
+    if r.state:
+        doc["applied"] = {"time": r.state.get("applied_at"),
+                          "saved_knobs": sorted(r.state.get("saved", {})),
+                          "refused_knobs": sorted(r.state.get("refused", []))}
     return doc
 
 
 def cmd_status(ctx, args):
-    doc = status_doc(ctx)
+    if args.output and not args.prometheus:
+        say("mmtunectl status: --output goes with --prometheus", err=True)
+        return EXIT_ERROR
+    r = health.evaluate(ctx)
+    if args.prometheus:
+        text = metrics.render(ctx, r)
+        if args.output:
+            try:
+                metrics.write_atomic(args.output, text)
+            except OSError as e:
+                say("error: cannot write %s: %s" % (args.output, e.strerror or e), err=True)
+                return EXIT_ERROR
+        else:
+            sys.stdout.write(text)
+        # The health is in the metrics; a timer must not fail every minute.
+        return EXIT_OK
+    doc = status_doc(ctx, r)
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-        return EXIT_ERROR if doc["errors"] else EXIT_OK
+        return doc["exit_status"]
     p = doc["profile"]
     if p:
         applied = "applied %s" % doc["applied"]["time"] if doc["applied"] else "not applied"
         say("profile: %s (%s; %s: %s)" % (p["name"], applied, p["source"], p["reason"]))
+    if doc["selected_profile"] and p and doc["selected_profile"] != p["name"]:
+        say("selected: %s (the overrides and rules pick it now)" % doc["selected_profile"])
     m = doc["module"]
     if m["loaded"]:
         say("module: mmtune %s, abi %s, features: %s" % (
             m["version"], m["abi_version"],
             ", ".join("%s %s" % kv for kv in sorted(m["features"].items())) or "-"))
     else:
-        say("module: mmtune not loaded")
+        say("module: mmtune not loaded (kernel hooks: %s)" % doc["kernel_hooks"])
     if doc["tuned"]["active_profile"]:
         say("tuned: active profile %s" % doc["tuned"]["active_profile"])
     say("%-40s %-14s %-14s %s" % ("knob", "wanted", "live", "state"))
-    for r in doc["knobs"]:
-        if r["state"] == "unmanaged" and r["live"] is None:
+    for row in doc["knobs"]:
+        if row["state"] == "unmanaged" and row["live"] is None:
             continue
-        say("%-40s %-14s %-14s %s" % (r["name"], r["wanted"] or "-",
-                                      r["live"] if r["live"] is not None else "-", r["state"]))
+        say("%-40s %-14s %-14s %s" % (row["name"], row["wanted"] or "-",
+                                      row["live"] if row["live"] is not None else "-",
+                                      row["state"]))
     if doc["counters"]:
         say("counters:")
         for k in sorted(doc["counters"]):
             say("  %-38s %s" % (k, doc["counters"][k]))
+    for msg in doc["problems"]:
+        say(msg)
+    say("health: %s (exit %d)" % (doc["health"], doc["exit_status"]))
     for e in doc["errors"]:
         say("error: " + e, err=True)
-    return EXIT_ERROR if doc["errors"] else EXIT_OK
+    return doc["exit_status"]
 
 
 def cmd_rollback(ctx, args):
@@ -191,11 +283,22 @@ def cmd_rollback(ctx, args):
     return engine.rollback(ctx, tuned.owned(ctx), say)
 
 
+def _seconds(text):
+    v = float(text)
+    if not 0 <= v <= 86400:
+        raise argparse.ArgumentTypeError("%s is not 0..86400 seconds" % text)
+    return v
+
+
 def parser():
     p = argparse.ArgumentParser(prog="mmtunectl",
                                 description="host-class memory-management profiles for mmtune")
-    p.add_argument("--root", default=os.environ.get("MMTUNE_ROOT", "/"),
-                   help="act on the tree under DIR (tests; default / or $MMTUNE_ROOT)")
+    p.add_argument("--root", default="/", metavar="DIR",
+                   help="act on the tree under DIR instead of / (an image, a test tree)")
+    p.add_argument("--lock-timeout", type=_seconds, default=engine.DEFAULT_LOCK_TIMEOUT,
+                   metavar="SECONDS",
+                   help="apply/rollback: give up (exit 6) when another run holds the lock "
+                        "this long (default %(default)s)")
     p.add_argument("--version", action="version", version="mmtunectl " + VERSION)
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
@@ -209,21 +312,40 @@ def parser():
     s = sub.add_parser("apply", help="apply PROFILE, or the recommended one (--auto)")
     s.add_argument("profile", nargs="?")
     s.add_argument("--auto", action="store_true")
-    sub.add_parser("verify", help="compare live values with the profile: exit 0 match, 1 drift, 2 error")
-    s = sub.add_parser("status", help="active profile, why, every knob, counters")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--dry-run", action="store_true",
+                   help="print what would change, knob by knob; write nothing")
+    s.add_argument("--reload", action="store_true",
+                   help="re-apply in place (mmtune.service ExecReload): logged as re-apply")
+    s = sub.add_parser("diff", help="what apply [PROFILE] would change: exit 0 none, 1 some")
+    s.add_argument("profile", nargs="?")
+    s.add_argument("--dropin", action="append", default=[], metavar="FILE",
+                   help="read FILE as the profile's last drop-in (a change not deployed yet)")
+    s = sub.add_parser("check", help="validate profile files: exit 0 valid, 2 errors (file:line)")
+    s.add_argument("file", nargs="+")
+    sub.add_parser("verify", help="compare live values with the profile: exit 0 match, "
+                                  "1 drift, 2 error, 3 module not loaded, 5 no hooks")
+    s = sub.add_parser("status", help="active profile, why, every knob, counters, health")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true")
+    g.add_argument("--prometheus", action="store_true",
+                   help="node_exporter textfile format")
+    s.add_argument("--output", metavar="FILE",
+                   help="with --prometheus: write FILE atomically (temporary file, rename)")
     sub.add_parser("rollback", help="restore the values saved before mmtune changed them")
     return p
 
 
 COMMANDS = {"list": cmd_list, "knobs": cmd_knobs, "show": cmd_show, "recommend": cmd_recommend,
-            "apply": cmd_apply, "verify": cmd_verify, "status": cmd_status,
-            "rollback": cmd_rollback}
+            "apply": cmd_apply, "diff": cmd_diff, "check": cmd_check, "verify": cmd_verify,
+            "status": cmd_status, "rollback": cmd_rollback}
 
 
 def main(argv=None, vendor="usr/lib/mmtune", **ctx_args):
+    """The installed entry script calls main(vendor=...): the root comes
+    from --root only. Tests pass root=, detect_virt=, euid=... here."""
     args = parser().parse_args(argv)
-    ctx = Context(root=args.root, vendor=vendor, **ctx_args)
+    ctx_args.setdefault("root", args.root)
+    ctx = Context(vendor=vendor, lock_timeout=args.lock_timeout, **ctx_args)
     try:
         return COMMANDS[args.cmd](ctx, args)
     except ConfigError as e:
@@ -231,10 +353,16 @@ def main(argv=None, vendor="usr/lib/mmtune", **ctx_args):
             say("error: " + line, err=True)
         if args.cmd in ("apply",):
             say("error: nothing applied", err=True)
+            if not getattr(args, "dry_run", False):
+                engine.record(ctx, "apply", getattr(args, "profile", None) or "(auto)", False,
+                              [], error="; ".join(e.errors[:3]), reload=args.reload)
         return EXIT_ERROR
     except engine.StateError as e:
         say("error: %s" % e, err=True)
         return EXIT_ERROR
+    except engine.LockTimeout as e:
+        say("error: %s" % e, err=True)
+        return EXIT_LOCKED
     except BrokenPipeError:
         return EXIT_OK
     except PermissionError as e:

@@ -13,15 +13,18 @@ import time
 
 class Context(object):
     def __init__(self, root="/", vendor="usr/lib/mmtune", euid=None, now=None,
-                 detect_virt=None, out=None, err=None):
+                 clock=None, detect_virt=None, lock_timeout=30, uid=None):
         self.root = root
         self.vendor = vendor.strip("/")
         self.euid = os.geteuid() if euid is None else euid
-        self.now = now or (lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        self.detect_virt = detect_virt or os.environ.get(
-            "MMTUNE_DETECT_VIRT", "systemd-detect-virt")
-        self.out = out
-        self.err = err
+        self.uid = os.getuid() if uid is None else uid
+        self.clock = clock or time.time
+        self.now = now or (lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                 time.gmtime(self.clock())))
+        # Tests pass another program; the installed mmtunectl takes no
+        # environment variable for it (nor for the root).
+        self.detect_virt = detect_virt or "systemd-detect-virt"
+        self.lock_timeout = lock_timeout
 
     # Layers, highest priority first, as in systemd: runtime, admin, vendor.
     def layers(self):

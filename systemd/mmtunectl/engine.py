@@ -17,26 +17,69 @@ was applied before; rollback puts every saved knob back and forgets the
 state. A lock file serialises concurrent runs (boot unit and udev re-apply).
 """
 
+import collections
 import fcntl
 import json
 import os
+import time
 
-from . import schema
+from . import journal, schema
 from .profile import normalise_live, satisfied
 
 STATE = "run/mmtune/state.json"
 LOCK = "run/mmtune/lock"
+LAST_APPLY = "run/mmtune/last-apply.json"
+DEFAULT_LOCK_TIMEOUT = 30
+
+
+class LockTimeout(Exception):
+    pass
+
+
+def lock_holders(path):
+    """PIDs holding a flock on path, from /proc/locks (the kernel's own
+    list, so also a holder that is not mmtunectl, e.g. flock(1))."""
+    try:
+        st = os.stat(path)
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    dev = "%02x:%02x:%d" % (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    pids = []
+    for line in lines:
+        parts = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 00:1a:5678 0 EOF" ("->" for waiters)
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[2] != "->" and parts[5] == dev:
+            pids.append(parts[4])
+    return pids
 
 
 class Lock(object):
+    """/run/mmtune/lock, with a deadline: a hung holder must not hang boot."""
+
     def __init__(self, ctx):
         self.ctx = ctx
+        self.timeout = getattr(ctx, "lock_timeout", DEFAULT_LOCK_TIMEOUT)
 
     def __enter__(self):
         os.makedirs(self.ctx.path("run/mmtune"), mode=0o755, exist_ok=True)
-        self.fd = os.open(self.ctx.path(LOCK), os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
+        path = self.ctx.path(LOCK)
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holders = lock_holders(path)
+                    os.close(self.fd)
+                    raise LockTimeout(
+                        "%s is held by %s; gave up after %g s (--lock-timeout); nothing changed"
+                        % (self.ctx.show(LOCK), "pid " + ", ".join(holders) if holders
+                           else "another process", self.timeout))
+                time.sleep(0.05)
 
     def __exit__(self, *exc):
         os.close(self.fd)
@@ -66,14 +109,59 @@ class StateError(Exception):
     pass
 
 
-def save_state(ctx, state):
-    """Write to a temporary file and rename: never a half-written state."""
-    path = ctx.path(STATE)
+def save_json(ctx, rel, doc):
+    """Write to a temporary file and rename: never a half-written file."""
+    path = ctx.path(rel)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(state, f, indent=1, sort_keys=True)
+        json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")
     os.rename(tmp, path)
+
+
+def save_state(ctx, state):
+    save_json(ctx, STATE, state)
+
+
+def load_last_apply(ctx):
+    """The last apply attempt this boot: {time, success, profile, ...} or None."""
+    try:
+        doc = json.loads(ctx.read(LAST_APPLY) or "null")
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def record(ctx, action, profile, success, changes, refused=(), error=None, reload=False):
+    """One journal entry per apply and rollback (manual or from the unit),
+    and the last attempt in /run/mmtune/last-apply.json for the metrics."""
+    uid = ctx.uid
+    verb = {"apply": "re-apply" if reload else "apply", "rollback": "rollback"}[action]
+    detail = ", ".join("%s %s->%s" % (c.knob.name, c.before, c.target) for c in changes)
+    if success:
+        msg = "%s profile %s by uid %d: %d changed%s%s" % (
+            verb, profile, uid, len(changes), (": " + detail) if detail else "",
+            ("; %d optional refused: %s" % (len(refused), ", ".join(
+                "%s (%s)" % (c.knob.name, why) for c, why in refused))) if refused else "")
+        prio = journal.WARNING if refused else journal.NOTICE
+    else:
+        msg = "%s profile %s by uid %d failed: %s; %s" % (
+            verb, profile, uid, error,
+            "the previous values are kept" if action == "apply" else "nothing rolled back")
+        prio = journal.ERR
+    journal.send(ctx, prio, msg, MESSAGE_ID=journal.MESSAGE_IDS[(action, success)],
+                 MMTUNE_ACTION=verb, MMTUNE_PROFILE=profile, MMTUNE_UID=uid,
+                 MMTUNE_RESULT="success" if success else "failed",
+                 MMTUNE_CHANGES="\n".join("%s %s -> %s" % (c.knob.name, c.before, c.target)
+                                          for c in changes))
+    if action == "apply":
+        try:
+            os.makedirs(ctx.path("run/mmtune"), mode=0o755, exist_ok=True)
+            save_json(ctx, LAST_APPLY, {"time": ctx.clock(), "success": success,
+                                         "profile": profile, "uid": uid, "error": error,
+                                         "refused": [c.knob.name for c, _ in refused]})
+        except OSError:
+            pass
 
 
 def _reason(e):
@@ -82,62 +170,91 @@ def _reason(e):
     return str(e)
 
 
-def write_all(ctx, plan, say):
-    """Write plan [(knob, target, before, origin)]; all or nothing.
+# One knob to write: target value, the value before, where the target comes
+# from, and whether the profile marks it optional ("?").
+Change = collections.namedtuple("Change", "knob target before origin optional")
 
-    Returns True when every target is written and read back. Otherwise
-    restores what was written, reports, and returns False. Knobs the kernel
-    checks against each other (schema.RELATIONS) may be refused only because
-    of the order; they get one retry after the rest.
+
+def _write(ctx, c, value):
+    ctx.write_raw(c.knob.path, value)
+
+
+def write_all(ctx, plan, say):
+    """Write plan [Change]; all or nothing for required knobs.
+
+    Returns (ok, written, refused). ok: every required target is written and
+    read back; otherwise what was written is restored and reported. An
+    optional knob the kernel refuses (EINVAL, EBUSY, or a value it does not
+    keep) is put back, reported as a warning and returned in refused
+    [(Change, reason)]: one feature the kernel will not take must not cost
+    the host every other setting. Knobs the kernel checks against each
+    other (schema.RELATIONS) may be refused only because of the order; they
+    get one retry after the rest.
     """
-    related = set(a for a, _, b in schema.RELATIONS) | set(b for a, _, b in schema.RELATIONS)
-    written, deferred, failure = [], [], None
-    for item in plan:
-        knob, target = item[0], item[1]
+    related = set(r[0] for r in schema.RELATIONS) | set(r[2] for r in schema.RELATIONS)
+    written, deferred, refused, failure = [], [], [], None
+    for c in plan:
         try:
-            ctx.write_raw(knob.path, target)
-            written.append(item)
+            _write(ctx, c, c.target)
+            written.append(c)
         except OSError as e:
-            if knob.name in related:
-                deferred.append(item)
-                continue
-            failure = (item, _reason(e))
-            break
-    for item in deferred:
+            if c.knob.name in related:
+                deferred.append(c)
+            elif c.optional:
+                refused.append((c, _reason(e)))
+            else:
+                failure = (c, _reason(e))
+                break
+    for c in deferred:
         if failure:
             break
         try:
-            ctx.write_raw(item[0].path, item[1])
-            written.append(item)
+            _write(ctx, c, c.target)
+            written.append(c)
         except OSError as e:
-            failure = (item, _reason(e))
+            if c.optional:
+                refused.append((c, _reason(e)))
+            else:
+                failure = (c, _reason(e))
     if not failure:
-        for item in written:
-            live = read_knob(ctx, item[0])
-            if live != item[1]:
-                failure = (item, "read back %r: the kernel did not keep the value" % live)
+        for c in list(written):
+            live = read_knob(ctx, c.knob)
+            if live == c.target:
+                continue
+            why = "read back %r: the kernel did not keep the value" % live
+            if not c.optional:
+                failure = (c, why)
                 break
+            written.remove(c)
+            try:
+                _write(ctx, c, c.before)
+            except OSError:
+                pass
+            refused.append((c, why))
+    for c, why in refused:
+        say("warning: %s: the kernel refused %r (%s): %s; optional in %s, skipped" % (
+            c.knob.name, c.target, ctx.show(c.knob.path), why, c.origin), err=True, prio=4)
     if not failure:
-        return True
-    (knob, target, before, origin) = failure[0]
+        return True, written, refused
+    c = failure[0]
     say("error: writing %r to %s (%s, %s) failed: %s" % (
-        target, ctx.show(knob.path), knob.name, origin, failure[1]), err=True)
+        c.target, ctx.show(c.knob.path), c.knob.name, c.origin, failure[1]), err=True)
     lost = []
-    for k, _, b, _ in reversed(written):
+    for w in reversed(written):
         try:
-            ctx.write_raw(k.path, b)
+            _write(ctx, w, w.before)
         except OSError as e:
-            lost.append("%s (%s)" % (k.name, _reason(e)))
+            lost.append("%s (%s)" % (w.knob.name, _reason(e)))
             continue
-        if read_knob(ctx, k) != b:
-            lost.append("%s (reads %r, wanted %r)" % (k.name, read_knob(ctx, k), b))
+        if read_knob(ctx, w.knob) != w.before:
+            lost.append("%s (reads %r, wanted %r)" % (w.knob.name, read_knob(ctx, w.knob), w.before))
     if lost:
         say("error: could not restore: %s" % ", ".join(lost), err=True)
     else:
         say("restored %d knob(s) written before the failure%s; nothing changed" % (
-            len(written), (": " + ", ".join(i[0].name for i in written)) if written else ""),
+            len(written), (": " + ", ".join(w.knob.name for w in written)) if written else ""),
             err=True)
-    return False
+    return False, [], refused
 
 
 def _skip_msg(ctx, setting):
@@ -146,65 +263,100 @@ def _skip_msg(ctx, setting):
         k.name, ctx.show(k.path), k.provider, setting.origin)
 
 
-def apply(ctx, profile, selection, owned, say):
+class Plan(object):
+    """What applying a profile would do, computed without writing."""
+
+    def __init__(self):
+        self.writes = []        # [Change] the profile sets
+        self.restores = []      # [Change] knobs of an earlier apply this profile leaves alone
+        self.missing = []       # [Setting] required, absent on this kernel
+        self.skips = []         # messages: optional absent, owned by tuned
+        self.unchanged = 0
+
+    def changes(self):
+        return self.writes + self.restores
+
+
+def make_plan(ctx, profile, owned, saved):
+    plan = Plan()
+    for s in profile.ordered():
+        k = s.knob
+        if k.name in owned:
+            plan.skips.append("skip %s: owned by %s" % (k.name, owned[k.name]))
+            continue
+        live = read_knob(ctx, k)
+        if live is None:
+            if s.optional:
+                plan.skips.append(_skip_msg(ctx, s))
+            else:
+                plan.missing.append(s)
+            continue
+        # A bound (">=N") is judged against the value the knob had before
+        # mmtune changed it, so that the outcome does not depend on the
+        # profile applied before this one.
+        base = saved.get(k.name, live)
+        target = base if s.op != "=" and satisfied(s, base) else s.value
+        if live == target:
+            plan.unchanged += 1
+            continue
+        plan.writes.append(Change(k, target, live, s.origin, s.optional))
+    # Knobs an earlier apply changed that this profile leaves alone go back
+    # to their original values.
+    for k in schema.KNOBS:
+        if k.name in saved and k.name not in profile.settings and k.name not in owned:
+            live = read_knob(ctx, k)
+            if live is not None and live != saved[k.name]:
+                plan.restores.append(Change(k, saved[k.name], live, "saved original", False))
+    return plan
+
+
+def missing_error(ctx, plan, say):
+    for s in plan.missing:
+        say("error: %s: %s is missing on this kernel (provided by %s) and not "
+            "marked optional (\"?\") in the profile" % (
+                s.origin, ctx.show(s.knob.path), s.knob.provider), err=True)
+
+
+def apply(ctx, profile, selection, owned, say, reload=False):
     """Apply a validated profile. Returns the exit code (0 or 2)."""
     with Lock(ctx):
         state = load_state(ctx) or {"saved": {}}
         saved = dict(state["saved"])
-        plan, missing, unchanged, skipped = [], [], 0, 0
-        for s in profile.ordered():
-            k = s.knob
-            if k.name in owned:
-                say("skip %s: owned by %s" % (k.name, owned[k.name]))
-                skipped += 1
-                continue
-            live = read_knob(ctx, k)
-            if live is None:
-                if s.optional:
-                    say(_skip_msg(ctx, s))
-                    skipped += 1
-                else:
-                    missing.append(s)
-                continue
-            # A bound (">=N") is judged against the value the knob had before
-            # mmtune changed it, so that the outcome does not depend on the
-            # profile applied before this one.
-            base = saved.get(k.name, live)
-            target = base if s.op != "=" and satisfied(s, base) else s.value
-            if live == target:
-                unchanged += 1
-                continue
-            plan.append((k, target, live, s.origin))
-        if missing:
-            for s in missing:
-                say("error: %s: %s is missing on this kernel (provided by %s) and not "
-                    "marked optional (\"?\") in the profile" % (
-                        s.origin, ctx.show(s.knob.path), s.knob.provider), err=True)
+        plan = make_plan(ctx, profile, owned, saved)
+        for m in plan.skips:
+            say(m)
+        if plan.missing:
+            missing_error(ctx, plan, say)
             say("error: nothing applied", err=True)
+            record(ctx, "apply", profile.name, False, [], error="required knobs missing: " +
+                   ", ".join(s.knob.name for s in plan.missing), reload=reload)
             return 2
-        # Knobs an earlier apply changed that this profile leaves alone go
-        # back to their original values.
-        restore = []
-        for k in schema.KNOBS:
-            if k.name in saved and k.name not in profile.settings and k.name not in owned:
-                live = read_knob(ctx, k)
-                if live is not None and live != saved[k.name]:
-                    restore.append((k, saved[k.name], live, "saved original"))
-        if not write_all(ctx, plan + restore, say):
+        ok, written, refused = write_all(ctx, plan.changes(), say)
+        if not ok:
+            record(ctx, "apply", profile.name, False, [], refused,
+                   error="a write failed, every knob written before it was restored",
+                   reload=reload)
             return 2
-        for k, _, before, _ in plan:
-            saved.setdefault(k.name, before)
-        for k, _, _, _ in restore:
-            saved.pop(k.name, None)
+        for c in written:
+            if c in plan.writes:
+                saved.setdefault(c.knob.name, c.before)
+            else:
+                saved.pop(c.knob.name, None)
         save_state(ctx, {"version": 1, "profile": profile.name, "source": selection.source,
                          "reason": selection.reason, "applied_at": ctx.now(),
-                         "files": profile.files, "saved": saved})
-        for k, target, before, origin in plan:
-            say("set %s = %s (was %s)" % (k.name, target, before))
-        for k, target, before, _ in restore:
-            say("restored %s = %s (not in this profile)" % (k.name, target))
-        say("applied profile %s: %d written, %d already set, %d restored, %d skipped" % (
-            profile.name, len(plan), unchanged, len(restore), skipped))
+                         "files": profile.files, "saved": saved,
+                         "refused": [c.knob.name for c, _ in refused]})
+        for c in plan.writes:
+            if c in written:
+                say("set %s = %s (was %s)" % (c.knob.name, c.target, c.before))
+        for c in plan.restores:
+            if c in written:
+                say("restored %s = %s (not in this profile)" % (c.knob.name, c.target))
+        say("applied profile %s: %d written, %d already set, %d restored, %d skipped%s" % (
+            profile.name, len([c for c in written if c in plan.writes]), plan.unchanged,
+            len([c for c in written if c in plan.restores]), len(plan.skips),
+            ", %d refused" % len(refused) if refused else ""))
+        record(ctx, "apply", profile.name, True, written, refused, reload=reload)
         return 0
 
 
@@ -230,13 +382,17 @@ def rollback(ctx, owned, say):
             elif live is None:
                 say("skip %s: gone from this kernel (%s)" % (k.name, ctx.show(k.path)))
             elif live != state["saved"][k.name]:
-                plan.append((k, state["saved"][k.name], live, "saved original"))
-        if not write_all(ctx, plan, say):
+                plan.append(Change(k, state["saved"][k.name], live, "saved original", False))
+        ok, written, _ = write_all(ctx, plan, say)
+        if not ok:
+            record(ctx, "rollback", state.get("profile"), False, [],
+                   error="a write failed, every knob written before it was restored")
             return 2
         os.unlink(ctx.path(STATE))
-        for k, target, before, _ in plan:
-            say("restored %s = %s (was %s)" % (k.name, target, before))
+        for c in plan:
+            say("restored %s = %s (was %s)" % (c.knob.name, c.target, c.before))
         say("rolled back profile %s: %d knob(s) restored" % (state.get("profile"), len(plan)))
+        record(ctx, "rollback", state.get("profile"), True, plan)
         return 0
 
 
@@ -263,13 +419,46 @@ def knob_rows(ctx, profile, owned):
 
 
 def counters(ctx):
+    """Every counter of the loaded module: {"mmtune.DIR.FILE": int}.
+
+    The files knobs.tsv types "counter", and any other file of a feature
+    directory that is read-only and holds one number: a newer module's
+    counter shows up before this mmtunectl knows its name.
+    """
     out = {}
-    for group, names in sorted(schema.COUNTERS.items()):
+    known = dict(((f.dir, f.file), f) for f in schema.MM_FILES)
+    base = ctx.path(schema.MMTUNE)
+    try:
+        dirs = sorted(d for d in os.listdir(base) if os.path.isdir(os.path.join(base, d)))
+    except OSError:
+        return out
+    for d in dirs:
+        try:
+            files = sorted(os.listdir(os.path.join(base, d)))
+        except OSError:
+            continue
+        for n in files:
+            f = known.get((d, n))
+            if f is not None and f.type != "counter":
+                continue
+            p = os.path.join(base, d, n)
+            if f is None and (not os.path.isfile(p) or os.stat(p).st_mode & 0o222):
+                continue
+            text = ctx.read("%s/%s/%s" % (schema.MMTUNE, d, n))
+            v = (text or "").strip()
+            if v.isdigit():
+                out["mmtune.%s.%s" % (d, n)] = int(v)
+    return out
+
+
+def gauges(ctx):
+    """Read-only 0/1 state files of the table (e.g. swap_slots/active)."""
+    out = {}
+    for d, names in sorted(schema.GAUGES.items()):
         for n in names:
-            text = ctx.read("%s/%s/%s" % (schema.MMTUNE, group, n))
-            if text is not None:
-                v = text.strip()
-                out["mmtune.%s.%s" % (group, n)] = int(v) if v.isdigit() else v
+            v = (ctx.read("%s/%s/%s" % (schema.MMTUNE, d, n)) or "").strip()
+            if v.isdigit():
+                out["mmtune.%s.%s" % (d, n)] = int(v)
     return out
 
 

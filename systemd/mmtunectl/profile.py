@@ -57,12 +57,17 @@ class Profile(object):
         return [self.settings[k.name] for k in schema.KNOBS if k.name in self.settings]
 
 
+# A "#" after white space starts a comment, as in tuned's profiles: values
+# never contain " #".
+INLINE_COMMENT = re.compile(r"\s#.*$")
+
+
 def parse_ini(text, shown):
     """(entries, errors). Entries: (section, optional, key, optional, value, line)."""
     entries, errors = [], []
     section, sec_opt = None, False
     for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
+        line = INLINE_COMMENT.sub("", raw).strip()
         if not line or line[0] in "#;":
             continue
         if line.startswith("["):
@@ -159,9 +164,25 @@ def _suggest(word, choices):
     return " (did you mean %r?)" % close[0] if close else ""
 
 
+def read_text(path, shown, errors):
+    """A profile file's text; an unreadable one is an error with its name."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8")
+    except FileNotFoundError:
+        return ""       # a drop-in removed while we looked
+    except OSError as e:
+        errors.append("%s: cannot read: %s" % (shown, e.strerror or e))
+    except UnicodeDecodeError as e:
+        errors.append("%s: not UTF-8 text (byte %d)" % (shown, e.start))
+    return ""
+
+
 class Loader(object):
-    def __init__(self, ctx):
+    def __init__(self, ctx, extra_dropins=()):
         self.ctx = ctx
+        # Host paths read after every drop-in of the top profile (diff --dropin).
+        self.extra_dropins = list(extra_dropins)
 
     def main_file(self, name):
         """(rel path, masked) of the winning main file, or (None, False)."""
@@ -224,11 +245,14 @@ class Loader(object):
         if masked:
             errors.append("%sprofile %r is masked by %s" % (at, name, self.ctx.show(rel)))
             return prof
-        files = [rel] + self.dropins(name)
+        # (shown name, real path): the layered files, then (top profile
+        # only) the extra host files given to diff --dropin.
+        files = [(self.ctx.show(f), self.ctx.path(f)) for f in [rel] + self.dropins(name)]
+        if not chain:
+            files += [(f, f) for f in self.extra_dropins]
         parsed = []
-        for i, f in enumerate(files):
-            shown = self.ctx.show(f)
-            entries, errs = parse_ini(self.ctx.read(f) or "", shown)
+        for i, (shown, path) in enumerate(files):
+            entries, errs = parse_ini(read_text(path, shown, errors), shown)
             errors.extend(errs)
             parsed.append((shown, entries, i == 0))
         # Includes first, so that this profile's own lines override them.
@@ -253,50 +277,82 @@ class Loader(object):
                     prof.settings.update(parent.settings)
         for shown, entries, is_main in parsed:
             prof.files.append(shown)
-            seen = {}
-            for section, sec_opt, key, key_opt, value, line in entries:
-                here = "%s:%d" % (shown, line)
-                if (section, key) in seen:
-                    errors.append("%s: duplicate key %s in [%s], first set on line %d"
-                                  % (here, key, section, seen[(section, key)]))
-                    continue
-                seen[(section, key)] = line
-                if section == "main":
-                    if key not in MAIN_KEYS:
-                        errors.append("%s: unknown key %r in [main]%s" % (
-                            here, key, _suggest(key, MAIN_KEYS)))
-                    elif key == "summary":
-                        prof.summary = value
-                    continue
-                if section not in schema.SECTIONS:
-                    errors.append("%s: unknown section [%s]%s" % (
-                        here, section, _suggest(section, schema.SECTIONS + ["main"])))
-                    continue
-                knob = schema.BY_NAME.get(section + "." + key)
-                if knob is None:
-                    keys = [k.key for k in schema.KNOBS if k.section == section]
-                    errors.append("%s: unknown key %r in [%s]%s" % (
-                        here, key, section, _suggest(key, keys)))
-                    continue
-                if value == "":
-                    prof.settings.pop(knob.name, None)
-                    continue
-                try:
-                    op, v = parse_value(knob, value)
-                except ValueError as e:
-                    errors.append("%s: %s: %s" % (here, knob.name, e))
-                    continue
-                prof.settings[knob.name] = Setting(knob, op, v, sec_opt or key_opt, here)
+            self._settings(prof, shown, entries, errors)
         self._check_relations(prof, errors)
         return prof
 
     @staticmethod
+    def _settings(prof, shown, entries, errors):
+        """Validate one file's entries into prof.settings (later files win)."""
+        seen = {}
+        for section, sec_opt, key, key_opt, value, line in entries:
+            here = "%s:%d" % (shown, line)
+            if (section, key) in seen:
+                errors.append("%s: duplicate key %s in [%s], first set on line %d"
+                              % (here, key, section, seen[(section, key)]))
+                continue
+            seen[(section, key)] = line
+            if section == "main":
+                if key not in MAIN_KEYS:
+                    errors.append("%s: unknown key %r in [main]%s" % (
+                        here, key, _suggest(key, MAIN_KEYS)))
+                elif key == "summary":
+                    prof.summary = value
+                continue
+            if section not in schema.SECTIONS:
+                errors.append("%s: unknown section [%s]%s" % (
+                    here, section, _suggest(section, schema.SECTIONS + ["main"])))
+                continue
+            knob = schema.BY_NAME.get(section + "." + key)
+            if knob is None:
+                keys = [k.key for k in schema.KNOBS if k.section == section]
+                errors.append("%s: unknown key %r in [%s]%s" % (
+                    here, key, section, _suggest(key, keys)))
+                continue
+            if value == "":
+                prof.settings.pop(knob.name, None)
+                continue
+            try:
+                op, v = parse_value(knob, value)
+            except ValueError as e:
+                errors.append("%s: %s: %s" % (here, knob.name, e))
+                continue
+            prof.settings[knob.name] = Setting(knob, op, v, sec_opt or key_opt, here)
+
+    def check_file(self, path):
+        """Errors of one profile file (main file or drop-in) on its own:
+        syntax, sections, keys, values, the pairs the kernel checks, and that
+        every profile it includes exists. For Ansible's validate:."""
+        errors = []
+        if not os.path.lexists(path):
+            return ["%s: cannot read: %s" % (path, os.strerror(2))], None
+        text = read_text(path, path, errors)
+        if errors:
+            return errors, None
+        entries, errs = parse_ini(text, path)
+        errors.extend(errs)
+        prof = Profile(os.path.basename(path))
+        self._settings(prof, path, entries, errors)
+        for section, _, key, _, value, line in entries:
+            if section == "main" and key == "include":
+                for inc in re.split(r"[,\s]+", value):
+                    if inc and not NAME_RE.match(inc):
+                        errors.append("%s:%d: bad profile name %r" % (path, line, inc))
+                    elif inc and self.main_file(inc)[0] is None:
+                        errors.append("%s:%d: no profile %r (looked in %s)" % (
+                            path, line, inc, ", ".join(self.ctx.show(d) + "/profiles"
+                                                        for _, d in self.ctx.layers())))
+        self._check_relations(prof, errors)
+        return errors, prof
+
+    @staticmethod
     def _check_relations(prof, errors):
-        for a, op, b in schema.RELATIONS:
+        for a, op, b, unless in schema.RELATIONS:
             sa, sb = prof.settings.get(a), prof.settings.get(b)
             if not sa or not sb or sa.op != "=" or sb.op != "=":
                 continue
             va, vb = int(sa.value), int(sb.value)
-            if not (va < vb if op == "<" else va <= vb):
-                errors.append("%s: %s = %d must be %s %s = %d (%s)" % (
-                    sa.origin, a, va, op, b, vb, sb.origin))
+            if not schema.holds(op, va, vb, unless):
+                errors.append("%s: %s = %d must be %s %s = %d%s (%s)" % (
+                    sa.origin, a, va, op, b, vb,
+                    "" if unless is None else " or be " + unless, sb.origin))

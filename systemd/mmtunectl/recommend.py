@@ -28,7 +28,7 @@ import glob
 import os
 import re
 
-from .profile import ConfigError, NAME_RE, parse_ini
+from .profile import ConfigError, NAME_RE, parse_ini, read_text
 
 CONDITIONS = ("virt", "chassis", "cpus", "mem", "file", "content")
 
@@ -140,7 +140,7 @@ def parse_rules(ctx, errors):
     rules = []
     for rel in files:
         shown = ctx.show(rel)
-        text = ctx.read(rel) or ""
+        text = read_text(ctx.path(rel), shown, errors)
         entries, errs = parse_ini(text, shown)
         errors.extend(errs)
         # Section headers start rules; parse_ini gives entries only, so find
@@ -225,9 +225,12 @@ def match(ctx, facts=None):
 
 
 def read_override(ctx, rel):
-    text = ctx.read(rel)
-    if text is None:
+    if not ctx.exists(rel):
         return None
+    errors = []
+    text = read_text(ctx.path(rel), ctx.show(rel), errors)
+    if errors:
+        raise ConfigError(errors)
     for n, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if line and not line.startswith("#"):

@@ -3,8 +3,35 @@
 A profile key is valid exactly when it is listed here. Each entry gives the
 section and key used in profiles, the live path (relative to the root), the
 value type and what provides the file, so that a knob missing on this kernel
-can be explained. Adding a feature's knobs later means adding rows below.
+can be explained.
+
+The kernel's own knobs (vm sysctls, THP, zswap parameters) are listed below.
+mmtune.ko's files are not: they come from knobs.tsv, the machine-readable
+table of /sys/kernel/mm/mmtune/ kept in sysfs-docs/ next to the ABI
+documents (and installed next to this package). One row per file, tab
+separated, with a header line:
+
+  dir  file  type  mode  default  values  constraint
+
+  dir         feature directory under /sys/kernel/mm/mmtune ("." for the root)
+  type        bool (0/1), u32, choice, counter (one number, read-only),
+              text (read-only, free form)
+  mode        rw or ro
+  default     the value after the module is loaded (choice: the word)
+  values      u32: "lo-hi", disjoint ranges joined by ",", e.g. "0,8-10000";
+              choice: "a|b|c", every word the kernel accepts; bool: "0|1"
+  constraint  a rule against another file of the same dir that the kernel
+              enforces on write: "OP FILE" (OP one of < <= > >=), optionally
+              followed by "unless N" (the value N is always accepted)
+
+Every rw file becomes the profile key [mmtune.DIR] FILE; counter files are
+what status and the Prometheus output show. A feature added to the module
+is added to knobs.tsv (a test checks it against sysfs-docs) and mmtunectl
+picks it up: profiles, validation, apply order, verify, status, metrics.
 """
+
+import os
+import re
 
 MMTUNE = "sys/kernel/mm/mmtune"
 THP = "sys/kernel/mm/transparent_hugepage"
@@ -37,6 +64,7 @@ class Knob(object):
         self.bracket = bracket
         self.provider = provider
         self.note = note
+        self.default = None     # mmtune knobs: the value after module load
 
 
 def _sysctl(name, ranges, note=""):
@@ -44,15 +72,11 @@ def _sysctl(name, ranges, note=""):
                 ranges=ranges, provider="kernel sysctl", note=note)
 
 
-def _mm(group, key, kind, **kw):
-    return Knob("mmtune." + group, key, MMTUNE + "/" + group + "/" + key, kind,
-                provider="mmtune.ko feature group " + group, **kw)
-
-
 B01 = "bool01"
 
 # Order matters: apply writes in this order, so that global policy (sysctl,
-# THP, zswap) is in place before mmtune's features are switched on.
+# THP, zswap) is in place before mmtune's features are switched on; the
+# mmtune knobs (from knobs.tsv) are appended below.
 KNOBS = [
     _sysctl("swappiness", [(0, 200)]),
     _sysctl("watermark_scale_factor", [(1, 3000)]),
@@ -102,21 +126,116 @@ KNOBS = [
          ZSWAP + "/same_filled_pages_enabled", "boolYN", provider="kernel zswap"),
     # Last of zswap: switch it on once compressor and pool are set.
     Knob("zswap", "enabled", ZSWAP + "/enabled", "boolYN", provider="kernel zswap"),
-
-    _mm("zswap", "backoff_ms", "int", ranges=[(0, 600000)]),
-    _mm("zswap", "enabled", B01),
-    _mm("swap_slots", "cache_size", "int", ranges=[(16, 1024)]),
-    _mm("swap_slots", "activate_factor", "int", ranges=[(1, 64)]),
-    _mm("swap_slots", "deactivate_factor", "int", ranges=[(0, 63)]),
-    _mm("swap_slots", "enabled", B01),
-    _mm("thp_swap", "sample_size", "int", ranges=[(1, 512)]),
-    _mm("thp_swap", "threshold", "int", ranges=[(0, 512)]),
-    _mm("thp_swap", "policy", "choice", choices=["whole", "split", "adaptive"]),
-    _mm("split_zero", "mode", "choice", choices=["never", "reclaim-only", "always"]),
-    _mm("pcp", "high_max_fraction", "int", ranges=[(8, 10000)]),
-    _mm("pcp", "decay_percent", "int", ranges=[(1, 100)]),
-    _mm("pcp", "enabled", B01),
 ]
+
+
+class SchemaError(Exception):
+    pass
+
+
+TABLE = "knobs.tsv"
+COLUMNS = ["dir", "file", "type", "mode", "default", "values", "constraint"]
+TYPES = ("bool", "u32", "choice", "counter", "text")
+CONSTRAINT_RE = re.compile(r"^(<=|>=|<|>) ([a-z0-9_]+)(?: unless ([0-9]+))?$")
+
+
+class MmFile(object):
+    """One row of knobs.tsv: a file under /sys/kernel/mm/mmtune/."""
+
+    def __init__(self, row, where):
+        (self.dir, self.file, self.type, self.mode, self.default, self.values,
+         self.constraint) = row
+        self.where = where
+        rel = self.file if self.dir == "." else self.dir + "/" + self.file
+        self.path = MMTUNE + "/" + rel
+        self.ranges = []
+        self.choices = []
+        if self.type not in TYPES:
+            raise SchemaError("%s: unknown type %r (one of %s)" % (where, self.type, ", ".join(TYPES)))
+        if self.mode not in ("rw", "ro"):
+            raise SchemaError("%s: mode must be rw or ro, not %r" % (where, self.mode))
+        if self.mode == "rw" and self.type in ("counter", "text"):
+            raise SchemaError("%s: a %s file is read-only" % (where, self.type))
+        if self.type == "u32":
+            for part in self.values.split(","):
+                m = re.match(r"^([0-9]+)(?:-([0-9]+))?$", part)
+                if not m:
+                    raise SchemaError("%s: values %r: not lo-hi[,lo-hi...]" % (where, self.values))
+                lo = int(m.group(1))
+                self.ranges.append((lo, int(m.group(2) or lo)))
+        elif self.type == "choice":
+            self.choices = self.values.split("|")
+        elif self.type == "bool" and self.values not in ("0|1", ""):
+            raise SchemaError("%s: a bool takes 0|1" % where)
+        self.relation = None
+        if self.constraint:
+            m = CONSTRAINT_RE.match(self.constraint)
+            if not m:
+                raise SchemaError("%s: constraint %r: not 'OP FILE [unless N]'" % (where, self.constraint))
+            self.relation = (m.group(1), m.group(2),
+                             None if m.group(3) is None else m.group(3))
+
+
+def table_path():
+    """knobs.tsv: installed next to this package, or sysfs-docs/ in the tree."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for p in (os.path.join(here, TABLE), os.path.join(here, "..", "..", "sysfs-docs", TABLE)):
+        if os.path.isfile(p):
+            return os.path.normpath(p)
+    raise SchemaError("%s not found next to %s nor in sysfs-docs/" % (TABLE, here))
+
+
+def read_table(path=None):
+    path = path or table_path()
+    rows = []
+    with open(path) as f:
+        lines = f.read().splitlines()
+    if not lines or lines[0].split("\t") != COLUMNS:
+        raise SchemaError("%s:1: header must be %s" % (path, "<TAB>".join(COLUMNS)))
+    seen = set()
+    for n, line in enumerate(lines[1:], 2):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        if len(cols) != len(COLUMNS):
+            raise SchemaError("%s:%d: %d columns, expected %d" % (path, n, len(cols), len(COLUMNS)))
+        row = MmFile(cols, "%s:%d" % (path, n))
+        if (row.dir, row.file) in seen:
+            raise SchemaError("%s:%d: %s/%s listed twice" % (path, n, row.dir, row.file))
+        seen.add((row.dir, row.file))
+        rows.append(row)
+    return rows
+
+
+MM_FILES = read_table()
+MM_DIRS = []
+for _f in MM_FILES:
+    if _f.dir != "." and _f.dir not in MM_DIRS:
+        MM_DIRS.append(_f.dir)
+
+_KIND = {"bool": B01, "u32": "int", "choice": "choice"}
+
+
+def _mm_knobs():
+    """The rw files, per directory in table order, except that the switches
+    come last: choice files (policy, mode: their non-stock words turn the
+    hook on), then "enabled". A feature is switched on once it is set up."""
+    out = []
+    for d in MM_DIRS:
+        rw = [f for f in MM_FILES if f.dir == d and f.mode == "rw"]
+        rw.sort(key=lambda f: (f.file == "enabled", f.type == "choice"))
+        for f in rw:
+            # Choice files show every choice, the current one in brackets.
+            k = Knob("mmtune." + d, f.file, f.path, _KIND[f.type], ranges=f.ranges,
+                     choices=f.choices, bracket=f.type == "choice",
+                     provider="mmtune.ko feature group " + d)
+            k.default = f.default
+            k.relation_text = f.constraint
+            out.append(k)
+    return out
+
+
+KNOBS += _mm_knobs()
 
 BY_NAME = dict((k.name, k) for k in KNOBS)
 SECTIONS = []
@@ -124,26 +243,24 @@ for _k in KNOBS:
     if _k.section not in SECTIONS:
         SECTIONS.append(_k.section)
 
-# Pairs the kernel checks against each other: (a, op, b) must hold when a
-# profile sets both. The kernel checks them against the live value of the
-# other knob, so apply retries a refused knob once after the others.
-RELATIONS = [
-    ("mmtune.swap_slots.deactivate_factor", "<", "mmtune.swap_slots.activate_factor"),
-    ("mmtune.thp_swap.threshold", "<=", "mmtune.thp_swap.sample_size"),
-]
+# Pairs the kernel checks against each other: (a, op, b, unless) must hold
+# when a profile sets both (a == unless is always accepted). The kernel
+# checks them against the live value of the other knob, so apply retries a
+# refused knob once after the others.
+RELATIONS = [("mmtune.%s.%s" % (f.dir, f.file), f.relation[0],
+              "mmtune.%s.%s" % (f.dir, f.relation[1]), f.relation[2])
+             for f in MM_FILES if f.relation]
 
-# Read-only files shown by status: mmtune's identity and counters.
-MMTUNE_INFO = ["version", "abi_version"]
-COUNTERS = {
-    "zswap": ["thp_stored", "subpages_stored", "subpages_rolled_back",
-              "rollback_pool_limit", "rollback_cgroup_limit", "rollback_nomem",
-              "rollback_compress", "rollback_other", "backoff_skipped",
-              "fallback_disk"],
-    "swap_slots": ["active", "alloc", "alloc_hit", "alloc_direct", "refill",
-                   "refill_slots", "free", "free_cached", "flush", "flush_slots",
-                   "drains", "activations", "deactivations"],
-    "thp_swap": ["thp_whole", "thp_split", "subpages_sampled",
-                 "subpages_sampled_zero"],
-    "split_zero": ["splits_scanned", "subpages_scanned", "subpages_zero",
-                   "zero_ptes_mapped", "subpages_dropped", "bytes_not_written"],
-}
+# Read-only files: the module's identity ("." text files) and counters.
+MMTUNE_INFO = [f.file for f in MM_FILES if f.dir == "." and f.file != "features"]
+COUNTERS = dict((d, [f.file for f in MM_FILES if f.dir == d and f.type == "counter"])
+                for d in MM_DIRS)
+GAUGES = dict((d, [f.file for f in MM_FILES if f.dir == d and f.mode == "ro" and f.type == "bool"])
+              for d in MM_DIRS)
+
+
+def holds(op, a, b, unless=None):
+    """The relation a OP b on integers (a == unless always holds)."""
+    if unless is not None and a == int(unless):
+        return True
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]

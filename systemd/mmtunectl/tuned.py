@@ -16,13 +16,16 @@ from . import schema
 PROFILE_DIRS = ("etc/tuned/profiles", "etc/tuned", "usr/lib/tuned/profiles", "usr/lib/tuned")
 THP_VM_KEYS = {"transparent_hugepages": "thp.enabled", "transparent_hugepage": "thp.enabled",
                "transparent_hugepage.defrag": "thp.defrag"}
+# tuned reads profiles with configobj: "#" after a value starts a comment.
+INLINE_COMMENT = re.compile(r"\s+#.*$")
+EXPR = re.compile(r"\$\{([^}]*)\}")
 
 
 def _parse(text):
     """{section: {key: value}}; lenient, since the file is tuned's."""
     out, sec = {}, None
     for line in text.splitlines():
-        line = line.strip()
+        line = INLINE_COMMENT.sub("", line).strip()
         if not line or line[0] in "#;":
             continue
         if line.startswith("[") and line.endswith("]"):
@@ -42,37 +45,94 @@ def _find(ctx, name):
     return None, None
 
 
-def _sections(ctx, name, depth=0):
-    """{section: (plugin type, keys, shown file)} after include= and replace=."""
+class Unresolved(Exception):
+    pass
+
+
+def _expand(ctx, value, variables, facts):
+    """The include= value after tuned's expansion: [variables] (${name})
+    and ${f:virt_check:VM:BARE}, which tuned resolves with virt-what and we
+    with systemd-detect-virt; when virtualisation cannot be told, both
+    alternatives (joined: every profile tuned could pick). Any other
+    function raises Unresolved."""
+    def one(m):
+        expr = m.group(1)
+        if expr in variables:
+            return _expand(ctx, variables[expr], variables, facts)
+        parts = expr.split(":")
+        if parts[0] == "f" and len(parts) == 4 and parts[1] == "virt_check":
+            virt = facts.get("virt")
+            if virt == "unknown":
+                return parts[2] + "," + parts[3]
+            return parts[2] if virt != "none" else parts[3]
+        raise Unresolved("${%s}" % expr)
+    for _ in range(10):
+        if "$" not in value:
+            return value
+        value = EXPR.sub(one, value)
+    raise Unresolved(value)
+
+
+def _sections(ctx, name, facts, depth=0):
+    """({section: (plugin type, {key: shown file})}, [unresolved messages])
+    after include= and replace=."""
     rel, text = _find(ctx, name)
     if rel is None or depth > 10:
-        return {}
+        return {}, []
     conf = _parse(text)
-    merged = {}
-    for inc in re.split(r"[,\s]+", conf.get("main", {}).get("include", "")):
-        if inc and "$" not in inc:
-            merged.update(_sections(ctx, inc, depth + 1))
+    merged, unresolved = {}, []
+    include = conf.get("main", {}).get("include", "")
+    try:
+        include = _expand(ctx, include, conf.get("variables", {}), facts)
+    except Unresolved as e:
+        unresolved.append("%s: include=%s (%s)" % (ctx.show(rel), include, e))
+        include = ""
+    for inc in re.split(r"[,\s]+", include):
+        if inc:
+            secs, unres = _sections(ctx, inc, facts, depth + 1)
+            unresolved.extend(unres)
+            for sec, (plugin, keys) in secs.items():
+                if sec in merged:
+                    keys = dict(merged[sec][1], **keys)
+                merged[sec] = (plugin, keys)
     for sec, keys in conf.items():
-        if sec == "main":
+        if sec in ("main", "variables"):
             continue
         plugin = keys.get("type", sec)
-        own = set(k for k in keys if k not in ("type", "replace", "enabled", "devices"))
+        # {key: the file that sets it}
+        own = dict((k, ctx.show(rel)) for k in keys
+                   if k not in ("type", "replace", "enabled", "devices"))
         if sec in merged and keys.get("replace", "0").lower() not in ("1", "true", "yes"):
-            own |= merged[sec][1]
-        merged[sec] = (plugin, own, ctx.show(rel))
-    return merged
+            own = dict(merged[sec][1], **own)
+        merged[sec] = (plugin, own)
+    return merged, unresolved
 
 
-def owned(ctx):
-    """{knob name: "tuned profile NAME (file)"} for the active tuned profile."""
+def owned(ctx, facts=None):
+    """{knob name: "tuned profile NAME (file)"} for the active tuned profile.
+
+    When an include cannot be resolved, tuned may set anything its plugins
+    reach (sysctl, vm, and any sysfs path): every knob is left to tuned,
+    and the reason names the include.
+    """
     active = (ctx.read("etc/tuned/active_profile") or "").split()
     if not active or not (ctx.exists("usr/sbin/tuned") or ctx.exists("usr/bin/tuned")):
         return {}
+    if facts is None:
+        from .recommend import Facts
+        facts = Facts(ctx)
     result = {}
     for name in active:
-        for plugin, keys, shown in _sections(ctx, name).values():
-            who = "tuned profile %s (%s)" % (name, shown)
-            for key in keys:
+        secs, unresolved = _sections(ctx, name, facts)
+        if unresolved:
+            who = ("tuned profile %s: cannot resolve %s, so every knob tuned could set "
+                   "is left to it" % (name, "; ".join(unresolved)))
+            for k in schema.KNOBS:
+                result.setdefault(k.name, who)
+            continue
+        for plugin, keys in secs.values():
+            for key, shown in keys.items():
+                who = "tuned profile %s (%s)" % (name, shown)
                 if plugin == "sysctl":
                     knob = "sysctl." + key.replace("/", ".")
                     if knob in schema.BY_NAME:

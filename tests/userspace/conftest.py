@@ -42,6 +42,8 @@ def run(root, capsys, monkeypatch):
             os.chmod(detect, 0o755)
         kw.setdefault("euid", 0)
         kw.setdefault("now", lambda: "2026-01-01T00:00:00Z")
+        kw.setdefault("clock", lambda: 1767225600.0)
+        kw.setdefault("uid", kw["euid"])
         capsys.readouterr()
         rc = cli.main(["--root", root] + list(args), detect_virt=detect, **kw)
         out, err = capsys.readouterr()

@@ -45,19 +45,61 @@ STOCK = {
     "proc/meminfo": "MemTotal:        2029876 kB\nMemFree:         1800000 kB\n",
     "sys/devices/system/cpu/online": "0-1",
     "sys/class/dmi/id/chassis_type": "1",
+    "proc/sys/kernel/osrelease": "6.1.0-mmtune",
+    # CONFIG_MMTUNE_HOOKS: the exported symbol of the hook core.
+    "proc/kallsyms": "0000000000000000 T _stext\n0000000000000000 T mmtune_register\n",
 }
 
-# mmtune.ko with the root files and the zswap group (issue 3).
-MMTUNE = {
-    "sys/kernel/mm/mmtune/version": "0.1.0",
-    "sys/kernel/mm/mmtune/abi_version": "1",
-    "sys/kernel/mm/mmtune/features": "swap_slots unavailable\nthp_swap unavailable\n"
-                                     "split_zero unavailable\nzswap_large off\npcp_high unavailable",
-    "sys/kernel/mm/mmtune/zswap/enabled": "0",
-    "sys/kernel/mm/mmtune/zswap/backoff_ms": "1000",
-    "sys/kernel/mm/mmtune/zswap/thp_stored": "12",
-    "sys/kernel/mm/mmtune/zswap/fallback_disk": "3",
-}
+# Files of a loaded mmtune.ko, from the one table of its sysfs files
+# (sysfs-docs/knobs.tsv), at their defaults.
+TABLE = os.path.join(REPO, "sysfs-docs", "knobs.tsv")
+TEXT = {"version": "0.1.0", "abi_version": "7",
+        "features": "swap_slots off\nthp_swap off\nsplit_zero off\nzswap_large off\npcp_high off",
+        "cached": "cpu0 0 0\ncpu1 0 0",
+        "zones": "0 DMA32 high 4 4 4 count 0 0 0 bounds 4 4"}
+
+
+def table():
+    """[{column: value}] of knobs.tsv, read here without mmtunectl's code."""
+    with open(TABLE) as f:
+        lines = f.read().splitlines()
+    cols = lines[0].split("\t")
+    return [dict(zip(cols, l.split("\t"))) for l in lines[1:]
+            if l.strip() and not l.startswith("#")]
+
+
+def mmtune_files(dirs):
+    """{rel: default text} for the root files and the feature dirs given."""
+    out = {}
+    for r in table():
+        if r["dir"] != "." and r["dir"] not in dirs:
+            continue
+        rel = "sys/kernel/mm/mmtune/" + (r["file"] if r["dir"] == "." else r["dir"] + "/" + r["file"])
+        if r["type"] == "text":
+            out[rel] = TEXT.get(r["file"], r["default"])
+        elif r["type"] == "choice":
+            # As the module shows it: every choice, the current one in brackets.
+            out[rel] = " ".join("[%s]" % c if c == r["default"] else c
+                                for c in r["values"].split("|"))
+        else:
+            out[rel] = r["default"]
+    return out
+
+
+# The module as the first issues had it: the root files and the zswap_large
+# group, with two counters that moved.
+MMTUNE = mmtune_files(["zswap_large"])
+MMTUNE["sys/kernel/mm/mmtune/features"] = ("swap_slots unavailable\nthp_swap unavailable\n"
+                                           "split_zero unavailable\nzswap_large off\n"
+                                           "pcp_high unavailable")
+MMTUNE["sys/kernel/mm/mmtune/zswap_large/thp_stored"] = "12"
+MMTUNE["sys/kernel/mm/mmtune/zswap_large/fallback_disk"] = "3"
+
+
+def add_all_features(root):
+    """Every feature directory of the table, at its defaults."""
+    for rel, text in mmtune_files([r["dir"] for r in table()]).items():
+        write(root, rel, text)
 
 
 def write(root, rel, text):

@@ -5,12 +5,14 @@ venv. The last ones run when MMTUNE_TOOLS_VENV names it (tests/userspace/run.sh)
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 import fakeroot
 
-UNITS = ["mmtune.service", "mmtune-reapply.service"]
+UNITS = ["mmtune.service", "mmtune-reapply.service", "mmtune-metrics.service",
+         "mmtune-metrics.timer"]
 TOOLS = os.environ.get("MMTUNE_TOOLS_VENV")
 
 
@@ -32,6 +34,10 @@ def test_install_layout(staged):
     assert files == sorted(
         ["usr/sbin/mmtunectl", "usr/lib/mmtune/recommend.rules",
          "usr/lib/systemd/system/mmtune.service", "usr/lib/systemd/system/mmtune-reapply.service",
+         "usr/lib/systemd/system/mmtune-metrics.service",
+         "usr/lib/systemd/system/mmtune-metrics.timer",
+         "usr/lib/systemd/system/mmtune.service.d/50-hardening.conf",
+         "usr/lib/mmtune/python/mmtunectl/knobs.tsv",
          "usr/lib/systemd/system/swap.d/50-mmtune.conf", "usr/lib/modules-load.d/mmtune.conf",
          "usr/lib/udev/rules.d/60-mmtune.rules", "usr/share/doc/mmtune/mmtunectl.md"]
         + ["usr/lib/mmtune/python/mmtunectl/" + f for f in py]
@@ -67,6 +73,12 @@ def test_systemd_analyze_verify(staged, tmp_path):
     staged = root
     # ExecStart binaries must exist: verify against the staged tree, with
     # the one program of the host a unit calls.
+    # Units with default dependencies need the host's standard targets.
+    import glob
+    for t in glob.glob("/lib/systemd/system/*.target") + glob.glob("/lib/systemd/system/*.slice"):
+        dst = os.path.join(staged, "usr/lib/systemd/system", os.path.basename(t))
+        if not os.path.exists(dst) and os.path.isfile(t):
+            shutil.copy(t, dst)
     fakeroot.write(staged, "usr/bin/systemctl", "")
     os.chmod(os.path.join(staged, "usr/bin/systemctl"), 0o755)
     units = [os.path.join(staged, "usr/lib/systemd/system", u) for u in UNITS]
@@ -110,3 +122,56 @@ def test_ansible_example_syntax(tmp_path):
                        env=env, cwd=ex)
     assert p.returncode == 0, p.stdout
     assert "playbook: " in p.stdout
+
+
+@pytest.mark.skipif(not TOOLS, reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+def test_ansible_role_check_diff_then_apply(root, tmp_path):
+    """The role against a fake root: --check --diff changes nothing and shows
+    the kernel values that would change (including the override not deployed
+    yet) and the stale drop-in of a renamed profile. With MMTUNE_SLOW_TESTS=1
+    (each play costs seconds) also: the real run validates, applies, removes
+    the stale drop-in and verifies; a second run changes nothing; a bad
+    override is refused by validate: with file and line."""
+    ex = os.path.join(fakeroot.SYSTEMD, "examples", "ansible")
+    ctl = os.path.join(fakeroot.REPO, "tests", "userspace", "mmtunectl-dev")
+    stale = os.path.join(root, "etc/mmtune/profiles/balanced.conf.d/50-ansible.conf")
+    fakeroot.write(root, "etc/mmtune/profiles/balanced.conf.d/50-ansible.conf",
+                   "[sysctl]\nvm.swappiness = 33\n")                # from an earlier profile
+    play = tmp_path / "play.yml"
+    play.write_text(
+        "- hosts: localhost\n  connection: local\n  gather_facts: false\n  roles:\n"
+        "    - role: mmtune\n      vars:\n        mmtune_profile: database\n"
+        "        mmtune_ctl: %s\n        mmtune_etc: %s/etc/mmtune\n"
+        "        mmtune_manage_service: false\n"
+        "        mmtune_overrides: {sysctl: {vm.swappiness: 20}}\n" % (ctl, root))
+    env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(tmp_path), ANSIBLE_HOME=str(tmp_path),
+               ANSIBLE_ROLES_PATH=os.path.join(ex, "roles"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, MMTUNE_ROOT=root,
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    before = fakeroot.snapshot(root)
+
+    def play_run(*opts):
+        return subprocess.run([os.path.join(TOOLS, "bin/ansible-playbook"), "-i", "localhost,"]
+                              + list(opts) + [str(play)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, universal_newlines=True, env=env)
+    p = play_run("--check", "--diff")
+    assert p.returncode == 0, p.stdout
+    assert "change sysctl.vm.swappiness: 60 -> 20" in p.stdout        # the new override
+    assert "change thp.enabled: madvise -> never" in p.stdout         # the new profile
+    assert "+vm.swappiness = 20" in p.stdout                           # the file diff
+    assert "changed: [localhost] => (item=%s)" % stale in p.stdout    # stale drop-in
+    assert fakeroot.snapshot(root) == before
+    assert os.path.exists(stale) and not os.path.exists(os.path.join(root, "etc/mmtune/profile"))
+    if not os.environ.get("MMTUNE_SLOW_TESTS"):
+        return
+    p = play_run()
+    assert p.returncode == 0, p.stdout
+    assert fakeroot.read(root, "proc/sys/vm/swappiness") == "20"
+    assert fakeroot.read(root, "etc/mmtune/profile").endswith("database")
+    assert not os.path.exists(stale)
+    p = play_run()
+    assert p.returncode == 0 and "changed=0" in p.stdout, p.stdout
+    play.write_text(play.read_text().replace("vm.swappiness: 20", "vm.swapiness: 20"))
+    p = play_run()
+    assert p.returncode != 0 and "unknown key 'vm.swapiness' in [sysctl]" in p.stdout
+    assert "swapiness" not in fakeroot.read(root, "etc/mmtune/profiles/database.conf.d/50-ansible.conf")

@@ -44,7 +44,7 @@ vm.min_free_kbytes = >= 1024
 vm.watermark_scale_factor = <=500
 [?mmtune.swap_slots]
 enabled = true
-[mmtune.pcp]
+[mmtune.pcp_high]
 ?enabled = 0
 decay_percent = 5
 """)
@@ -54,10 +54,10 @@ decay_percent = 5
         "zswap.enabled": "Y", "zswap.same_filled_pages_enabled": "N", "thp.enabled": "never",
         "sysctl.vm.swappiness": "7", "sysctl.vm.min_free_kbytes": ">=1024",
         "sysctl.vm.watermark_scale_factor": "<=500", "mmtune.swap_slots.enabled": "1",
-        "mmtune.pcp.enabled": "0", "mmtune.pcp.decay_percent": "5"}
+        "mmtune.pcp_high.enabled": "0", "mmtune.pcp_high.decay_percent": "5"}
     opt = dict((n, s.optional) for n, s in prof.settings.items())
-    assert opt["mmtune.swap_slots.enabled"] and opt["mmtune.pcp.enabled"]
-    assert not opt["mmtune.pcp.decay_percent"] and not opt["sysctl.vm.swappiness"]
+    assert opt["mmtune.swap_slots.enabled"] and opt["mmtune.pcp_high.enabled"]
+    assert not opt["mmtune.pcp_high.decay_percent"] and not opt["sysctl.vm.swappiness"]
     assert prof.settings["sysctl.vm.swappiness"].origin == "/etc/mmtune/profiles/t.conf:12"
 
 

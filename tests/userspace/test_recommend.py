@@ -101,3 +101,15 @@ def test_bad_override_names_file_and_line(root, run):
 def test_facts_verbose(root, run):
     rc, out, err = run("recommend", "-v", virt="xen")
     assert out.splitlines()[-1] == "facts: chassis=other, cpus=2, mem=2078593024, virt=xen"
+
+
+def test_unreadable_override_and_rules_are_errors_with_the_file(root, run):
+    with open(os.path.join(root, "etc/mmtune/profile"), "wb") as f:
+        f.write(b"\xffdatabase\n")
+    rc, out, err = run("recommend")
+    assert (rc, err) == (2, "error: /etc/mmtune/profile: not UTF-8 text (byte 0)\n")
+    os.unlink(os.path.join(root, "etc/mmtune/profile"))
+    os.makedirs(os.path.join(root, "etc/mmtune/recommend.rules.d/10-x.rules"))
+    rc, out, err = run("apply", "--auto")
+    assert rc == 2
+    assert err.startswith("error: /etc/mmtune/recommend.rules.d/10-x.rules: cannot read: Is a directory\n")

@@ -14,7 +14,7 @@ def test_verify_codes(root, run):
     assert run("apply", "database")[0] == 0
     rc, out, err = run("verify")
     assert (rc, err) == (0, "")
-    assert out == "verify: profile database: 13 match, 0 differ, 6 skipped, 0 owned by tuned\n"
+    assert out == "verify: profile database: 13 match, 0 differ, 8 skipped, 0 owned by tuned\n"
     fakeroot.write(root, SWAPPINESS, "61")
     fakeroot.write(root, "sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never")
     fakeroot.write(root, "proc/sys/vm/min_free_kbytes", "1000")       # below the bound
@@ -50,7 +50,7 @@ def test_status_text(root, run):
     assert run("apply", "container-host")[0] == 0
     fakeroot.write(root, SWAPPINESS, "33")
     rc, out, err = run("status")
-    assert rc == 0
+    assert rc == 1                  # drift: the same exit status as verify
     golden("status.txt", out)
 
 
@@ -59,7 +59,7 @@ def test_status_json_golden(root, run):
     assert run("apply", "--auto")[0] == 0
     fakeroot.write(root, SWAPPINESS, "33")
     rc, out, err = run("status", "--json")
-    assert rc == 0
+    assert rc == 1
     golden("status.json", out)
 
 
@@ -67,8 +67,17 @@ def test_status_json_schema_is_stable(root, run):
     """The documented keys and types (systemd/README.md), independent of values."""
     rc, out, err = run("status", "--json")
     doc = json.loads(out)
-    assert sorted(doc) == ["applied", "counters", "errors", "knobs", "module", "profile",
-                           "schema_version", "tuned"]
+    assert sorted(doc) == ["applied", "counters", "errors", "exit_status", "health", "kernel_hooks",
+                           "knobs", "last_apply", "module", "module_expected", "ok", "problems",
+                           "profile", "schema_version", "selected_profile", "applied_profile",
+                           "tuned"].__class__(sorted(
+                               ["applied", "applied_profile", "counters", "errors", "exit_status",
+                                "health", "kernel_hooks", "knobs", "last_apply", "module",
+                                "module_expected", "ok", "problems", "profile", "schema_version",
+                                "selected_profile", "tuned"]))
+    assert isinstance(doc["ok"], bool) and isinstance(doc["module_expected"], bool)
+    assert doc["health"] in ("ok", "drift", "error", "module-not-loaded", "kernel-without-hooks")
+    assert doc["kernel_hooks"] in ("yes", "no", "unknown")
     assert doc["schema_version"] == 1 and doc["applied"] is None
     assert sorted(doc["profile"]) == ["name", "reason", "source", "summary"]
     assert doc["profile"]["source"] in ("explicit", "cmdline", "runtime-override",

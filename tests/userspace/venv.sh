@@ -13,7 +13,9 @@ mkdir -p "$cache"
 # vermin: static check that mmtunectl runs on python3.9 (AL2023).
 # ansible-core: syntax check of the config-management example; 2.18 and
 # 2.19 are the lines whose controller runs on Debian 12's python3.11.
-tools_req="vermin==1.9.2 ansible-core>=2.18,<2.20"
+# prometheus-client: its parser reads status --prometheus in a test (the
+# product itself stays standard-library only).
+tools_req="vermin==1.9.2 ansible-core>=2.18,<2.20 prometheus-client>=0.20,<1"
 py39_req="pytest>=7.2,<9"
 
 make_venv() { # DIR PYTHON REQUIREMENTS
@@ -29,8 +31,12 @@ make_venv() { # DIR PYTHON REQUIREMENTS
 	echo "$py $req" >"$dir/.stamp"
 }
 
-make_venv "$cache/venv-userspace-tools" /usr/bin/python3 "$tools_req"
-echo "tools=$cache/venv-userspace-tools"
+# The requirements' hash in the name: worktrees with different requirements
+# (branches) each keep their own venv instead of rebuilding a shared one.
+tag() { echo "$*" | sha256sum | cut -c1-8; }
+tools_dir=$cache/venv-userspace-tools-$(tag "$tools_req")
+make_venv "$tools_dir" /usr/bin/python3 "$tools_req"
+echo "tools=$tools_dir"
 
 py39=${MMTUNE_PY39:-}
 if [ -z "$py39" ]; then
@@ -39,8 +45,9 @@ if [ -z "$py39" ]; then
 	[ -n "$py39" ] || py39=$(ls -d "$HOME"/.pyenv/versions/3.9.*/bin/python3.9 2>/dev/null | tail -n 1 || true)
 fi
 if [ -n "$py39" ] && "$py39" -c 'import sys, venv; sys.exit(sys.version_info[:2] != (3, 9))' 2>/dev/null; then
-	make_venv "$cache/venv-userspace-py39" "$py39" "$py39_req"
-	echo "py39=$cache/venv-userspace-py39"
+	py39_dir=$cache/venv-userspace-py39-$(tag "$py39_req")
+	make_venv "$py39_dir" "$py39" "$py39_req"
+	echo "py39=$py39_dir"
 else
 	echo "py39="
 fi

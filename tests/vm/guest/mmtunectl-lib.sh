@@ -1,7 +1,9 @@
 # Helpers for the mmtunectl guest tests (tests/7x-*.sh), sourced after /lib.sh.
 MMTUNECTL=/usr/sbin/mmtunectl
 PROFILES="balanced database web-latency batch-throughput virtualization-host container-host"
-MMTUNE_GROUPS="zswap swap_slots thp_swap split_zero pcp"
+# The one table of mmtune.ko's files, as installed with mmtunectl.
+KNOBS_TSV=/usr/lib/mmtune/python/mmtunectl/knobs.tsv
+MMTUNE_GROUPS=$(awk -F'\t' 'NR > 1 && !/^#/ && $1 != "." && !seen[$1]++ { print $1 }' "$KNOBS_TSV")
 
 # ctl ARGS...: run mmtunectl, show the command and its output; sets $out, $rc.
 ctl() {
@@ -70,6 +72,20 @@ for k in doc["knobs"]:
     bad += not ok
 sys.exit(1 if bad else 0)
 '
+}
+
+# hold_lock SECONDS: hold /run/mmtune/lock in the background (as flock(1)
+# would); sets $holder to its pid.
+hold_lock() {
+	mkdir -p /run/mmtune
+	python3 -c 'import fcntl, os, sys, time
+fd = os.open("/run/mmtune/lock", os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+open("/tmp/held", "w").close()
+time.sleep(float(sys.argv[1]))' "$1" &
+	holder=$!
+	rm -f /tmp/held
+	wait_for /tmp/held 60
 }
 
 # Leave no profile, override or saved state to the next test.

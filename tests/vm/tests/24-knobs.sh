@@ -25,11 +25,19 @@ refused() {
 	assert_eq "$(cat "$1")" "$old" "$1 kept after '$2'"
 }
 val() { knob_rows "$1" | awk -F'\t' -v f="$2" -v c="$3" '$2 == f { print $c }'; }
+# A u32's values "lo-hi" or "a,b-c": the lowest and the highest accepted,
+# and the numbers between two ranges (refused).
+range_lo() { echo "$1" | sed 's/[-,].*//'; }
+range_hi() { echo "$1" | sed 's/.*[-,]//'; }
+range_gaps() {
+	echo "$1" | tr ',' '\n' | awk -F- '{ lo = $1; hi = (NF > 1) ? $2 : $1
+		if (NR > 1 && lo > prev + 1) print prev + 1, lo - 1; prev = hi }'
+}
 
 # A cross-knob rule "OP OTHER" out of the way: OTHER at its far end.
 loosen() {
-	op=${1%% *} other=${1#* }
-	lo=$(val "$2" "$other" 6 | cut -d- -f1) hi=$(val "$2" "$other" 6 | cut -d- -f2)
+	op=${1%% *} other=${1#* }; other=${other%% *}
+	lo=$(range_lo "$(val "$2" "$other" 6)") hi=$(range_hi "$(val "$2" "$other" 6)")
 	case "$op" in '>'|'>=') printf '%s\n' "$lo" >"$MMTUNE_SYSFS/$2/$other" ;;
 	'<'|'<=') printf '%s\n' "$hi" >"$MMTUNE_SYSFS/$2/$other" ;; esac
 }
@@ -37,8 +45,9 @@ loosen() {
 # check_rule DIR FILE "OP OTHER" LO HI: with OTHER at a middle value V, the
 # values of FILE on either side of V are accepted or refused as OP says.
 check_rule() {
-	d=$1 f=$2 op=${3%% *} other=${3#* }
-	v=$(( ($4 + $5) / 2 ))
+	d=$1 f=$2 op=${3%% *} other=${3#* }; other=${other%% *}
+	ovals=$(val "$d" "$other" 6)
+	v=$(( ($(range_lo "$ovals") + $(range_hi "$ovals")) / 2 ))
 	[ $v -lt 1 ] && v=1
 	printf '%s\n' "$v" >"$MMTUNE_SYSFS/$d/$other" || fail "setting $d/$other to $v"
 	case "$op" in
@@ -68,9 +77,10 @@ while IFS="$(printf '\t')" read -r d f type mode def values rule; do
 		for v in 1 0; do write_ok "$p" $v; done
 		for bad in 2 -1 yes on "" " 1" 1x 0x1 10; do refused "$p" "$bad"; done ;;
 	u32)
-		lo=${values%-*} hi=${values#*-}
+		lo=$(range_lo "$values") hi=$(range_hi "$values")
 		write_ok "$p" "$hi"; write_ok "$p" "$lo"
 		[ "$lo" -gt 0 ] && refused "$p" $((lo - 1))
+		range_gaps "$values" | while read -r a b; do refused "$p" "$a"; refused "$p" "$b"; done
 		for bad in $((hi + 1)) -1 4294967296 "" abc 1x 0x10 " 5" 1e3; do refused "$p" "$bad"; done ;;
 	choice)
 		all=$(echo "$values" | tr '|' ' ')
@@ -82,13 +92,18 @@ while IFS="$(printf '\t')" read -r d f type mode def values rule; do
 	esac
 	# Back to the default, so that the next knob starts from the table.
 	[ -n "$def" ] && { printf '%s\n' "$def" >"$p" || fail "restoring $d/$f"; }
+	case "$rule" in '<'*|'>'*) knob_rows "$d" | awk -F'\t' -v o="$(echo "$rule" | cut -d' ' -f2)" '$2 == o { print $5 }' |
+		while read -r v; do printf '%s\n' "$v" >"$MMTUNE_SYSFS/$d/$(echo "$rule" | cut -d' ' -f2)"; done ;; esac
 done </tmp/rows
 
 # Cross-knob rules, each from the defaults.
 while IFS="$(printf '\t')" read -r d f rule values; do
-	check_rule "$d" "$f" "$rule" "${values%-*}" "${values#*-}"
-	knob_rows "$d" | awk -F'\t' '$4 == "rw" && $5 != "" { print $2, $5 }' | while read -r k v; do
-		[ "$k" = enabled ] || printf '%s\n' "$v" >"$MMTUNE_SYSFS/$d/$k" 2>/dev/null
+	check_rule "$d" "$f" "$rule"
+	# Defaults back (twice: one may wait for another's).
+	for pass in 1 2; do
+		knob_rows "$d" | awk -F'\t' '$4 == "rw" && $5 != "" { print $2, $5 }' | while read -r k v; do
+			[ "$k" = enabled ] || printf '%s\n' "$v" >"$MMTUNE_SYSFS/$d/$k" 2>/dev/null
+		done
 	done
 done <"$rules"
 

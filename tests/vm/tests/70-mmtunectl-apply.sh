@@ -33,8 +33,8 @@ for p in $PROFILES; do
 	assert_eq "$(cat /sys/module/zswap/parameters/compressor)" "$4" "$p: zswap compressor"
 	assert_eq "$(cat /sys/module/zswap/parameters/max_pool_percent)" "$5" "$p: zswap max_pool_percent"
 	assert_eq "$(cat /sys/module/zswap/parameters/enabled)" Y "$p: zswap enabled"
-	if [ -f "$MMTUNE_SYSFS/zswap/enabled" ]; then
-		assert_eq "$(cat $MMTUNE_SYSFS/zswap/enabled)" 1 "$p: mmtune zswap enabled"
+	if [ -f "$MMTUNE_SYSFS/zswap_large/enabled" ]; then
+		assert_eq "$(cat $MMTUNE_SYSFS/zswap_large/enabled)" 1 "$p: mmtune zswap enabled"
 	fi
 	ctl_rc 0 verify
 	out_has "verify: profile $p: "

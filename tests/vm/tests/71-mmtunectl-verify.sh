@@ -22,13 +22,24 @@ echo always >/sys/kernel/mm/transparent_hugepage/enabled
 ctl_rc 1 verify
 out_has "drift: thp.enabled: wanted never, live always"
 out_has "2 differ"
-if [ -f "$MMTUNE_SYSFS/zswap/enabled" ]; then
-	echo 0 >"$MMTUNE_SYSFS/zswap/enabled"
+if [ -f "$MMTUNE_SYSFS/zswap_large/enabled" ]; then
+	echo 0 >"$MMTUNE_SYSFS/zswap_large/enabled"
 	ctl_rc 1 verify
-	out_has "drift: mmtune.zswap.enabled: wanted 1, live 0"
+	out_has "drift: mmtune.zswap_large.enabled: wanted 1, live 0"
 fi
 
-ctl_rc 0 status
+ctl_rc 1 status
+out_has "health: drift (exit 1)"
+# Preview: diff lists exactly what apply --auto puts back, and writes nothing.
+ctl_rc 1 diff
+out_has "change sysctl.vm.swappiness: 77 -> 10"
+ctl_rc 0 apply --dry-run
+out_has "would set thp.enabled: always -> never"
+assert_eq "$(cat /proc/sys/vm/swappiness)" 77 "dry run wrote nothing"
 ctl_rc 0 apply --auto
 ctl_rc 0 verify
 out_has "0 differ"
+ctl_rc 0 diff
+out_has "no change, the kernel holds it"
+ctl_rc 0 status
+out_has "health: ok (exit 0)"

@@ -1,0 +1,128 @@
+"""status --prometheus: node_exporter's textfile collector format.
+
+Prometheus text exposition format 0.0.4: per metric family one "# HELP" and
+one "# TYPE" line, then its samples, families never interleaved; label
+values escape backslash, double quote and newline; counters end in _total.
+--output FILE writes FILE.tmp.PID in the same directory and renames it, so
+that node_exporter never reads half a file (it ignores names not ending in
+.prom).
+"""
+
+import os
+import re
+
+from . import VERSION, engine, health
+
+NAME_BAD = re.compile(r"[^a-zA-Z0-9_]")
+
+
+def _name(*parts):
+    return NAME_BAD.sub("_", "_".join(parts))
+
+
+def _escape(value):
+    return str(value).replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
+
+
+def _labels(labels):
+    if not labels:
+        return ""
+    return "{" + ",".join('%s="%s"' % (k, _escape(v)) for k, v in labels) + "}"
+
+
+def _num(v):
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+class Families(object):
+    def __init__(self):
+        self.order = []
+        self.fam = {}
+
+    def add(self, name, kind, help_text, value, labels=()):
+        if name not in self.fam:
+            self.order.append(name)
+            self.fam[name] = (kind, help_text, [])
+        self.fam[name][2].append((tuple(labels), value))
+
+    def text(self):
+        out = []
+        for name in self.order:
+            kind, help_text, samples = self.fam[name]
+            out.append("# HELP %s %s" % (name, help_text.replace("\\", "\\\\").replace("\n", "\\n")))
+            out.append("# TYPE %s %s" % (name, kind))
+            for labels, value in samples:
+                out.append("%s%s %s" % (name, _labels(labels), _num(value)))
+        return "\n".join(out) + "\n"
+
+
+def render(ctx, report):
+    f = Families()
+    code = report.status()
+    f.add("mmtune_ok", "gauge", "1 when mmtunectl verify exits 0: the kernel holds the profile.",
+          code == health.OK)
+    f.add("mmtune_health_status", "gauge",
+          "Exit status of mmtunectl verify: 0 ok, 1 drift, 2 error, 3 mmtune.ko expected "
+          "but not loaded, 5 kernel without mmtune hooks.", code)
+    f.add("mmtune_info", "gauge", "mmtunectl's version, the module's, and the profiles.", 1,
+          [("mmtunectl_version", VERSION),
+           ("module_version", report.module.get("version") or ""),
+           ("abi_version", report.module.get("abi_version") or ""),
+           ("applied_profile", (report.state or {}).get("profile") or ""),
+           ("selected_profile", report.selected.name if report.selected else "")])
+    f.add("mmtune_module_loaded", "gauge", "1 while /sys/kernel/mm/mmtune exists.",
+          report.module["loaded"])
+    f.add("mmtune_module_expected", "gauge",
+          "1 when the profile sets mmtune knobs and the kernel has (or may have) the hooks.",
+          report.module_expected)
+    for feat, state in sorted(report.module["features"].items()):
+        f.add("mmtune_feature_available", "gauge",
+              "1 when the loaded module has a feature group (features file).",
+              state != "unavailable", [("feature", feat)])
+    for feat, state in sorted(report.module["features"].items()):
+        f.add("mmtune_feature_on", "gauge",
+              "1 when a feature group of the module is switched on (features file).",
+              state == "on", [("feature", feat)])
+    last = engine.load_last_apply(ctx)
+    f.add("mmtune_apply_success", "gauge",
+          "1 when the last apply this boot succeeded; 0 when it failed or none ran.",
+          bool(last and last.get("success")))
+    if last and isinstance(last.get("time"), (int, float)):
+        f.add("mmtune_apply_timestamp_seconds", "gauge",
+              "Unix time of the last apply attempt this boot.", float(last["time"]))
+    for row in report.rows:
+        if row["wanted"] is None:
+            continue
+        f.add("mmtune_knob_drift", "gauge",
+              "1 when a knob the profile sets differs from it (drift, or required and missing).",
+              row["state"] in ("drift", "missing"), [("knob", row["name"])])
+    for key, value in sorted(engine.counters(ctx).items()):
+        _, d, n = key.split(".", 2)
+        f.add(_name("mmtune", d, n, "total"), "counter",
+              "Counter %s of mmtune.ko (/sys/kernel/mm/mmtune/%s/%s)." % (key, d, n), value)
+    for key, value in sorted(engine.gauges(ctx).items()):
+        _, d, n = key.split(".", 2)
+        f.add(_name("mmtune", d, n), "gauge",
+              "State %s of mmtune.ko (/sys/kernel/mm/mmtune/%s/%s)." % (key, d, n), value)
+    return f.text()
+
+
+def write_atomic(path, text):
+    d = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(d, ".%s.tmp.%d" % (os.path.basename(path), os.getpid()))
+    try:
+        with open(tmp, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fchmod(fh.fileno(), 0o644)
+        os.rename(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,128 @@
+"""Preview and validation (issue 16, point 3): apply --dry-run, diff,
+check FILE; inline comments and the manual's own example profile."""
+
+import os
+import re
+
+import pytest
+
+import fakeroot
+
+ETC = "etc/mmtune/profiles"
+
+
+def test_dry_run_prints_each_change_and_writes_nothing(root, run):
+    before = fakeroot.snapshot(root)
+    rc, out, err = run("apply", "--dry-run", "database", euid=1000)
+    assert (rc, err) == (0, "")
+    lines = out.splitlines()
+    assert "would set sysctl.vm.swappiness: 60 -> 10 (/usr/lib/mmtune/profiles/database.conf:16)" in lines
+    assert "would set thp.enabled: madvise -> never (/usr/lib/mmtune/profiles/database.conf:23)" in lines
+    assert lines[-1] == ("dry run: profile database: 10 would be written, 3 already set, "
+                         "0 restored, 8 skipped; nothing written")
+    assert fakeroot.snapshot(root) == before
+    assert not os.path.exists(os.path.join(root, "run/mmtune"))
+    # The same changes as a real apply makes.
+    rc, real, _ = run("apply", "database")
+    sets = [l for l in real.splitlines() if l.startswith("set ")]
+    assert len(sets) == 10
+
+
+def test_diff_exit_status_and_restores(root, run):
+    rc, out, err = run("diff", "database")
+    assert rc == 1
+    assert "change sysctl.vm.swappiness: 60 -> 10 (/usr/lib/mmtune/profiles/database.conf:16)\n" in out
+    assert out.splitlines()[-1] == ("diff: profile database (mmtunectl apply database): "
+                                    "10 knob(s) would change")
+    assert run("apply", "database")[0] == 0
+    rc, out, err = run("diff", "database")
+    assert rc == 0 and out.endswith("no change, the kernel holds it\n")
+    fakeroot.write(root, ETC + "/small.conf", "[sysctl]\nvm.swappiness = 10\n")
+    rc, out, err = run("diff", "small")
+    assert rc == 1
+    assert ("change sysctl.vm.dirty_ratio: 10 -> 20 (saved original: not in profile small)\n") in out
+    rc, out, err = run("diff")                  # what apply --auto would do
+    assert rc == 1 and "diff: profile balanced (recommend rule " in out
+
+
+def test_diff_with_a_dropin_not_deployed_yet(root, run, tmp_path):
+    assert run("apply", "database")[0] == 0
+    new = tmp_path / "50-ansible.conf"
+    new.write_text("[sysctl]\nvm.swappiness = 20\n")
+    rc, out, err = run("diff", "database", "--dropin", str(new))
+    assert rc == 1
+    assert "change sysctl.vm.swappiness: 10 -> 20 (%s:2)\n" % new in out
+    new.write_text("[sysctl]\nvm.swappiness = 2000\n")
+    rc, out, err = run("diff", "database", "--dropin", str(new))
+    assert rc == 2 and "%s:2: sysctl.vm.swappiness: 2000 is out of range" % new in err
+
+
+def test_check_a_valid_file(root, run):
+    for name in os.listdir(os.path.join(fakeroot.SYSTEMD, "profiles")):
+        path = os.path.join(fakeroot.SYSTEMD, "profiles", name)
+        rc, out, err = run("check", path)
+        assert (rc, err) == (0, ""), err
+        assert re.match(r"^%s: ok, \d+ knob\(s\)\n$" % re.escape(path), out)
+
+
+def test_check_reports_every_error_with_file_and_line(root, run, tmp_path):
+    bad = tmp_path / "tmpXYZ"              # Ansible's validate: a temporary name
+    bad.write_text("[main]\ninclude = nosuch\n[sysctl]\nvm.swapiness = 1\n"
+                   "[mmtune.swap_slots]\nactivate_factor = 3\ndeactivate_factor = 3\n"
+                   "[zswap]\nmax_pool_percent = 101   # too much\n")
+    rc, out, err = run("check", str(bad))
+    assert rc == 2 and out == ""
+    assert err.splitlines() == [
+        "error: %s:4: unknown key 'vm.swapiness' in [sysctl] (did you mean 'vm.swappiness'?)" % bad,
+        "error: %s:9: zswap.max_pool_percent: 101 is out of range (1..100)" % bad,
+        "error: %s:2: no profile 'nosuch' (looked in /run/mmtune/profiles, /etc/mmtune/profiles, "
+        "/usr/lib/mmtune/profiles)" % bad,
+        "error: %s:7: mmtune.swap_slots.deactivate_factor = 3 must be < "
+        "mmtune.swap_slots.activate_factor = 3 (%s:6)" % (bad, bad)]
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"[sysctl]\nvm.swappiness = \xff\n", "not UTF-8 text (byte 25)"),
+    (None, "cannot read: Is a directory"),
+    ("missing", "cannot read: No such file or directory"),
+])
+def test_check_unreadable_files(root, run, tmp_path, content, message):
+    p = tmp_path / "x.conf"
+    if content is None:
+        p.mkdir()
+    elif content != "missing":
+        p.write_bytes(content)
+    rc, out, err = run("check", str(p))
+    assert rc == 2 and err == "error: %s: %s\n" % (p, message)
+
+
+def test_an_unreadable_dropin_is_an_error_and_nothing_is_written(root, run):
+    before = fakeroot.snapshot(root)
+    fakeroot.write(root, ETC + "/database.conf.d/50-x.conf", "")
+    with open(os.path.join(root, ETC, "database.conf.d/50-x.conf"), "wb") as f:
+        f.write(b"[sysctl]\n\xfe\n")
+    rc, out, err = run("apply", "database")
+    assert rc == 2
+    assert err == ("error: /etc/mmtune/profiles/database.conf.d/50-x.conf: not UTF-8 text (byte 9)\n"
+                   "error: nothing applied\n")
+    assert fakeroot.snapshot(root) == before
+
+
+def test_inline_comments(root, run):
+    fakeroot.write(root, ETC + "/c.conf", "[sysctl]   # the vm sysctls\n"
+                   "vm.swappiness = 10\t# low\nvm.dirty_ratio =        # not managed\n")
+    rc, out, err = run("show", "c")
+    assert rc == 0, err
+    assert "sysctl.vm.swappiness                      10             # /etc/mmtune/profiles/c.conf:2" in out
+    assert "dirty_ratio" not in out
+
+
+def test_the_manuals_example_profile_is_valid(root, run):
+    """systemd/README.md, "Profile format": the example must parse."""
+    text = open(os.path.join(fakeroot.SYSTEMD, "README.md")).read()
+    example = re.search(r"## Profile format\n\n```ini\n(.*?)```", text, re.S).group(1)
+    fakeroot.write(root, ETC + "/example.conf", example)
+    rc, out, err = run("show", "example")
+    assert (rc, err) == (0, "")
+    rc, out, err = run("check", os.path.join(root, ETC, "example.conf"))
+    assert (rc, err) == (0, "")
