@@ -49,7 +49,7 @@ list_files() {
 		(cd "$repo" && find "$@" -type f)
 	fi
 }
-list_files README.md module packaging systemd |
+list_files README.md module packaging systemd sysfs-docs |
 	grep -vE '(^|/)\.|(^|/)__pycache__/|\.(o|ko|mod|mod\.c|pyc|cmd)$|(^|/)(modules\.order|Module\.symvers)$' |
 	while read -r f; do
 		[ -f "$repo/$f" ] || continue	# deleted but still in the index

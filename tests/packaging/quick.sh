@@ -279,7 +279,7 @@ deb_tools_scripts_ok() {
 	[ -e "$tmp/preinst" ] && grep -q 'stop' "$tmp/preinst" && { echo "preinst stops the unit"; rc=1; }
 	grep -q '"$1" = remove' "$tmp/prerm" && grep -q "deb-systemd-invoke stop .*'mmtune.service'" "$tmp/prerm" ||
 		{ echo "prerm does not stop (roll back) on removal only"; rc=1; }
-	grep -q "deb-systemd-helper purge 'mmtune.service'" "$tmp/postrm" || { echo "postrm does not purge the unit's state"; rc=1; }
+	grep -q "deb-systemd-helper purge .*'mmtune.service'" "$tmp/postrm" || { echo "postrm does not purge the unit's state"; rc=1; }
 	grep -qx 'Recommends: mmtune-modules | mmtune-dkms' <<<"$(dpkg-deb -f "$1" Recommends | sed 's/^/Recommends: /')" ||
 		{ echo "Recommends is not 'mmtune-modules | mmtune-dkms'"; rc=1; }
 	rm -rf "$tmp"
