@@ -1,0 +1,42 @@
+# Guest test helpers for the swap_slots feature. Sourced by lib.sh.
+# --- mmtune's swap slot cache ----------------------------------------------
+MMTUNE_SLOTS=$MMTUNE_SYSFS/swap_slots
+slots() { cat "$MMTUNE_SLOTS/$1"; }
+
+# slots_setup [SIZE]: mmtune loaded with its slot cache on at SIZE (64).
+slots_setup() {
+	load_mmtune
+	echo "${1:-64}" >"$MMTUNE_SLOTS/cache_size" || fail "swap_slots/cache_size"
+	echo 1 >"$MMTUNE_SLOTS/enabled" || fail "enable swap_slots"
+}
+
+# swap_used DEV: pages in use on a swap device, from /proc/swaps (KiB / 4).
+swap_used() { awk -v d="$1" '$1 == d { print int($4 / 4) }' /proc/swaps; }
+
+# slots_cached CPU: "<alloc> <free>" slots that CPU's cache holds.
+slots_cached() { awk -v c="cpu$1" '$1 == c { print $2, $3 }' "$MMTUNE_SLOTS/cached"; }
+
+# slots_load_start: two 4K-page swap_integrity loops under memory.max until
+# /tmp/load/stop exists; sets $load. slots_load_stop: stop and check them.
+slots_load_start() {
+	rm -rf /tmp/load && mkdir /tmp/load
+	for p in 1 2; do
+		(
+			i=0
+			while [ ! -e /tmp/load/stop ]; do
+				i=$((i + 1))
+				swap_integrity --no-thp --size 48 --evict memcg-max --limit 24 --min-out-pct 25 \
+					--seed $((p * 1000 + i)) >/tmp/load/$p.out 2>&1 ||
+					{ cat /tmp/load/$p.out; echo "load $p round $i failed"; exit 1; }
+			done
+			echo "load $p: $i rounds, every byte equal"
+		) &
+		eval "load$p=\$!"
+	done
+	sleep 2
+}
+slots_load_stop() {
+	touch /tmp/load/stop
+	wait "$load1" || fail "load 1 lost data or failed"
+	wait "$load2" || fail "load 2 lost data or failed"
+}
