@@ -11,12 +11,11 @@
 # Then how long the PCP memory takes to return to stock once idle.
 # Guest side; run it with tests/bench/run.sh pcp-high.
 . /lib.sh
+. "$(dirname "$0")/lib-bench.sh"
 secs=${BENCH_SECONDS:-10}
 rounds=${BENCH_ROUNDS:-3}
-results=/tmp/bench.results
-bench_failed() { echo "BENCH FAILED: $*"; touch /tmp/demo-failed; }
 
-echo "== pcp-high: $(nproc) vCPUs (TCG), $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo); ${secs}s per run, $rounds rounds"
+echo "== pcp-high: $(bench_machine); ${secs}s per run, $rounds rounds"
 insmod "$MMTUNE_KO" || bench_failed "insmod"
 # Pages held on pagesets, all zones and CPUs.
 pcp_pages() { awk '$1 == "count:" { s += $2 } END { print s }' /proc/zoneinfo; }
@@ -42,21 +41,19 @@ run() {
 	r0=$(mmtune_pcp refill_calls) d0=$(mmtune_pcp drains) a0=$(pgalloc_total)
 	out=$($cmd) || bench_failed "$1 $2 round $3: $out"
 	r1=$(mmtune_pcp refill_calls) d1=$(mmtune_pcp drains) a1=$(pgalloc_total)
-	rate=$(echo "$out" | sed -n 's/.* rate=\([0-9.]*\).*/\1/p')
+	rate=$(bench_value rate "$out")
 	echo "$1 $2 round $3: $out allocs=$((a1 - a0)) refills=$((r1 - r0)) drains=$((d1 - d0)) pcp_pages=$(pcp_pages)"
 	echo "$1 $2 $3 $rate $((a1 - a0)) $((r1 - r0)) $((d1 - d0))" >>"$results"
 }
 
-: >"$results"
-r=1
-while [ $r -le "$rounds" ]; do
+round() {
 	for w in fault fork; do
 		for config in stock observe tuned; do
-			run $config $w $r
+			run $config $w $1
 		done
 	done
-	r=$((r + 1))
-done
+}
+bench_rounds round
 
 # Decay: the tuner was on last; wait for every high back at high_min and
 # the PCP memory back to what it held idle without tuning.
@@ -80,13 +77,7 @@ rmmod mmtune
 
 echo
 echo "== results: median of $rounds rounds; rate = ops per second (fault: 32 MiB regions mapped, touched and unmapped; fork: children)"
-awk -v peak="$peak" -v idle="$idle_pages" -v decay="$decay_s" '
-function median(list, n,   a, i, j, t) {
-	n = split(list, a, " ")
-	for (i = 1; i <= n; i++) a[i] += 0
-	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -v peak="$peak" -v idle="$idle_pages" -v decay="$decay_s" "$BENCH_AWK"'
 {
 	k = $2 " " $1	# workload config
 	rate[k] = rate[k] " " $4; al[k] += $5; rf[k] += $6; dr[k] += $7

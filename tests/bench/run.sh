@@ -2,6 +2,7 @@
 # Run one benchmark in the test VM and keep its report.
 #
 #   tests/bench/run.sh NAME     NAME.sh in this directory is the guest side
+#                               (lib-bench.sh holds what they share)
 #
 # Benchmarks are not tests: they report ratios measured side by side in one
 # boot and fail only if the run itself breaks. A "# disk-bps: N" line in
@@ -12,8 +13,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 name=${1:-}
 script=$repo/tests/bench/$name.sh
-if [ -z "$name" ] || [ "$name" = run ] || [ ! -f "$script" ]; then
-	echo "usage: $0 NAME, one of:" $(cd "$repo/tests/bench" && ls *.sh | sed 's/\.sh$//' | grep -vx run) >&2
+if [ -z "$name" ] || [ "$name" = run ] || [ "$name" = lib-bench ] || [ ! -f "$script" ]; then
+	echo "usage: $0 NAME, one of:" $(cd "$repo/tests/bench" && ls *.sh | sed 's/\.sh$//' | grep -vx -e run -e lib-bench) >&2
 	exit 2
 fi
 make -s -C "$repo" modules
@@ -31,8 +32,8 @@ if grep -q '^# host-compressors: yes' "$script"; then
 	trap 'rm -rf "$tmp"' EXIT
 	gcc -O2 -o "$tmp/usemem" "$repo/tests/vm/progs/usemem.c"
 	"$tmp/usemem" --dump "$tmp/data" --size 64 --fill compressible
-	speed() { "$@" "$tmp/data" 2>&1 | tr '\r' '\n' | grep 'MB/s' | tail -n 1 | sed -n 's/.*), *\([0-9.]*\) MB\/s.*/\1/p'; }
-	lz4=$(speed lz4 -b1 -B4096) zstd=$(speed zstd -b1 -B4096)
+	. "$repo/tests/bench/lib-bench.sh"
+	lz4=$(bench_mbps lz4 -b1 -B4096 "$tmp/data") zstd=$(bench_mbps zstd -b1 -B4096 "$tmp/data")
 	guest_lz4=$(sed -n 's/.*lz4 -b1 \([0-9.]*\) MB\/s.*/\1/p' "$report" | tail -n 1)
 	{
 		echo "host (native, same bytes, 4K blocks): lz4 -b1 $lz4 MB/s, zstd -b1 $zstd MB/s"

@@ -12,20 +12,19 @@
 # it refills 64 slots per trip at best.
 # Guest side; run it with tests/bench/run.sh swap-slots.
 . /lib.sh
+. "$(dirname "$0")/lib-bench.sh"
 limit=${BENCH_LIMIT_MIB:-384}
 size=$((limit * 3 / 2))
 procs=${BENCH_PROCS:-4}
 rounds=${BENCH_ROUNDS:-3}
 configs="stock mmtune-64 mmtune-256 mmtune-512"
-results=/tmp/bench.results
-bench_failed() { echo "BENCH FAILED: $*"; touch /tmp/demo-failed; }
 
 echo "== swap-slots: usemem, $procs processes, writes ${size} MiB (4K pages, compressible) in a memcg with memory.max=${limit} MiB"
-echo "== $(nproc) vCPUs (TCG), $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo); swap: zram 2 GiB (lz4)"
+echo "== $(bench_machine); swap: zram 2 GiB (lz4)"
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 
 setup() {
-	grep -q "^mmtune " /proc/modules && rmmod mmtune
+	bench_unload
 	swapoff_all
 	echo 1 >/sys/block/zram0/reset
 	echo lz4 >/sys/block/zram0/comp_algorithm
@@ -45,14 +44,9 @@ setup() {
 run() {
 	setup "$1"
 	set -- "$1" "$2" $(vmstat pswpout)
-	mkdir -p /sys/fs/cgroup/bench
-	echo "${limit}M" >/sys/fs/cgroup/bench/memory.max &&
-		echo $$ >/sys/fs/cgroup/bench/cgroup.procs || bench_failed "memcg set-up"
-	out=$(usemem --size "$size" --procs "$procs" --no-thp --fill compressible) || bench_failed "$1 round $2: $out"
-	echo $$ >/sys/fs/cgroup/cgroup.procs
-	rmdir /sys/fs/cgroup/bench
-	mbps=$(echo "$out" | sed -n 's/.* mbps=\([0-9.]*\).*/\1/p')
-	sys=$(echo "$out" | sed -n 's/.* sys_s=\([0-9.]*\).*/\1/p')
+	bench_in_memcg "$limit" usemem --size "$size" --procs "$procs" --no-thp --fill compressible ||
+		bench_failed "$1 round $2: $out"
+	mbps=$(bench_value mbps "$out") sys=$(bench_value sys_s "$out")
 	c="0 0 0 0 0 0"
 	if [ -d "$MMTUNE_SLOTS" ]; then
 		# Drain first, so that every cached free counts as returned.
@@ -63,31 +57,14 @@ run() {
 	echo "$1 $2 $mbps $sys $(( $(vmstat pswpout) - $3 )) $c" >>"$results"
 }
 
-: >"$results"
-r=1
-while [ $r -le "$rounds" ]; do
-	for config in $configs; do
-		run $config $r
-	done
-	r=$((r + 1))
-done
-grep -q "^mmtune " /proc/modules && rmmod mmtune
+round() { for config in $configs; do run $config $1; done; }
+bench_rounds round
+bench_unload
 swapoff_all
 
 echo
 echo "== results: median of $rounds rounds; MB/s = 10^6 bytes written per second of wall time"
-awk '
-function range(list, n,   a, i, lo, hi) {
-	n = split(list, a, " "); lo = hi = a[1] + 0
-	for (i = 2; i <= n; i++) { if (a[i] + 0 < lo) lo = a[i] + 0; if (a[i] + 0 > hi) hi = a[i] + 0 }
-	return lo "-" hi
-}
-function median(list, n,   a, i, j, t) {
-	n = split(list, a, " ")
-	for (i = 1; i <= n; i++) a[i] += 0
-	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk "$BENCH_AWK"'
 {
 	mb[$1] = mb[$1] " " $3; sys[$1] = sys[$1] " " $4; pswp[$1] += $5; n[$1]++
 	alloc[$1] += $6; hit[$1] += $7; refill[$1] += $8; rslots[$1] += $9; flush[$1] += $10; fslots[$1] += $11

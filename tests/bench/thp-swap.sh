@@ -13,20 +13,17 @@
 # Guest side; run it with tests/bench/run.sh thp-swap.
 # disk-bps: 104857600
 . /lib.sh
+. "$(dirname "$0")/lib-bench.sh"
 region_mib=${BENCH_SIZE_MIB:-256}
 rounds=${BENCH_ROUNDS:-4}
-results=/tmp/bench.results
-bench_failed() { echo "BENCH FAILED: $*"; touch /tmp/demo-failed; }
 
-disk_limit="unthrottled"
-[ "${MMTUNE_DISK_BPS:-0}" != 0 ] && disk_limit="$((MMTUNE_DISK_BPS / 1048576)) MiB/s (qemu throttling.bps-total)"
 echo "== thp-swap: thp_sparse, ${region_mib} MiB of THPs, MADV_PAGEOUT until written"
-echo "== $(nproc) vCPUs (TCG), $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo); swap: zram 2G, or 4 GiB virtio disk at $disk_limit"
+echo "== $(bench_machine); swap: zram 2G, or 4 GiB virtio disk at $(bench_disk_limit)"
 thp_always
 
 # run DEVICE CASE POLICY ROUND
 run() {
-	grep -q "^mmtune " /proc/modules && rmmod mmtune
+	bench_unload
 	case "$3" in
 	whole) thp_setup "$1" whole never ;;
 	adaptive) thp_setup "$1" adaptive reclaim-only ;;
@@ -42,37 +39,29 @@ run() {
 		bench_failed "$1 $2 $3 round $4: $out"
 	line=$(echo "$out" | grep '^deltas:')
 	echo "$1 $2 $3 round $4: $line"
-	get() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
-	echo "$1 $2 $3 $4 $(get fault_s) $(get pageout_s) $(get pswpout) $(get thp_swpout) $(get thps)" >>"$results"
+	echo "$1 $2 $3 $4 $(bench_value fault_s "$line") $(bench_value pageout_s "$line") $(bench_value pswpout "$line")" \
+		"$(bench_value thp_swpout "$line") $(bench_value thps "$line")" >>"$results"
 }
 
-: >"$results"
-r=1
-while [ $r -le "$rounds" ]; do
+round() {
 	for dev in zram disk; do
 		for case in best worst; do
 			# Alternate which policy goes first from round to round.
 			order="whole adaptive"
-			[ $((r % 2)) = 0 ] && order="adaptive whole"
+			[ $(($1 % 2)) = 0 ] && order="adaptive whole"
 			for policy in $order; do
-				run $dev $case $policy $r
+				run $dev $case $policy $1
 			done
 		done
 	done
-	r=$((r + 1))
-done
-grep -q "^mmtune " /proc/modules && rmmod mmtune
+}
+bench_rounds round
+bench_unload
 swapoff_all
 
 echo
 echo "== results: median of $rounds rounds, seconds; ratio = adaptive / whole"
-awk '
-function median(list,   a, n, i, j, t) {
-	n = split(list, a, " ")
-	for (i = 1; i <= n; i++) a[i] += 0
-	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk "$BENCH_AWK"'
 {
 	k = $1 " " $2 " " $3
 	tot[k] = tot[k] " " ($5 + $6); po[k] = po[k] " " $6

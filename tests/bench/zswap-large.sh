@@ -13,16 +13,13 @@
 # disk-bps: 524288000
 # host-compressors: yes
 . /lib.sh
+. "$(dirname "$0")/lib-bench.sh"
 limit=${BENCH_LIMIT_MIB:-512}
 size=$((limit * 3 / 2))
 rounds=${BENCH_ROUNDS:-3}
-results=/tmp/bench.results
-bench_failed() { echo "BENCH FAILED: $*"; touch /tmp/demo-failed; }
 
-disk_limit="unthrottled"
-[ "${MMTUNE_DISK_BPS:-0}" != 0 ] && disk_limit="$((MMTUNE_DISK_BPS / 1048576)) MiB/s (qemu throttling.bps-total)"
 echo "== zswap-large: usemem writes ${size} MiB (compressible, ~4:1) in a memcg with memory.max=${limit} MiB"
-echo "== $(nproc) vCPUs (TCG), $(awk '/MemTotal/ { print int($2 / 1024) " MiB" }' /proc/meminfo); swap: 4 GiB virtio disk, $disk_limit; zswap lz4/zsmalloc, max_pool_percent 20"
+echo "== $(bench_machine); swap: 4 GiB virtio disk, $(bench_disk_limit); zswap lz4/zsmalloc, max_pool_percent 20"
 
 thp_always
 zswap_enable
@@ -33,7 +30,7 @@ setup() {
 	swapoff /mnt/swapfile 2>/dev/null
 	umount /mnt 2>/dev/null
 	swapoff_all
-	grep -q "^mmtune " /proc/modules && rmmod mmtune
+	bench_unload
 	echo 0 >/sys/block/vda/queue/rotational
 	if [ "$1" = split-4k ]; then
 		mkdir -p /mnt
@@ -55,49 +52,29 @@ setup() {
 run() {
 	setup "$1"
 	set -- "$1" "$2" $(vmstat pswpout) $(vmstat zswpout) $(vmstat thp_swpout) $(vmstat thp_swpout_fallback)
-	mkdir -p /sys/fs/cgroup/bench
-	echo "${limit}M" >/sys/fs/cgroup/bench/memory.max &&
-		echo $$ >/sys/fs/cgroup/bench/cgroup.procs || bench_failed "memcg set-up"
-	out=$(usemem --size "$size" --fill compressible) || bench_failed "$1 round $2: $out"
-	echo $$ >/sys/fs/cgroup/cgroup.procs
-	rmdir /sys/fs/cgroup/bench
+	bench_in_memcg "$limit" usemem --size "$size" --fill compressible || bench_failed "$1 round $2: $out"
 	echo "$1 round $2: $out"
-	mbps=$(echo "$out" | sed -n 's/.* mbps=\([0-9.]*\).*/\1/p')
-	sys=$(echo "$out" | sed -n 's/.* sys_s=\([0-9.]*\).*/\1/p')
+	mbps=$(bench_value mbps "$out") sys=$(bench_value sys_s "$out")
 	echo "$1 $2 $mbps $sys $(( $(vmstat pswpout) - $3 )) $(( $(vmstat zswpout) - $4 ))" \
 		"$(( $(vmstat thp_swpout) - $5 )) $(( $(vmstat thp_swpout_fallback) - $6 ))" >>"$results"
 }
 
-: >"$results"
-r=1
-while [ $r -le "$rounds" ]; do
-	for config in stock split-4k mmtune; do
-		run $config $r
-	done
-	r=$((r + 1))
-done
+round() { for config in stock split-4k mmtune; do run $config $1; done; }
+bench_rounds round
 stored=$(cat "$MMTUNE_ZSWAP/thp_stored") fallbacks=$(cat "$MMTUNE_ZSWAP/fallback_disk")
 rmmod mmtune
 swapoff_all
 
 # Raw compressor speed, single thread, 4K blocks as zswap compresses.
 usemem --dump /tmp/bench.data --size 64 --fill compressible
-lz4_mbps=$(lz4 -b1 -B4096 /tmp/bench.data 2>&1 | tr '\r' '\n' | grep 'MB/s' | tail -n 1 |
-	sed -n 's/.*), *\([0-9.]*\) MB\/s.*/\1/p')
-zstd_mbps=$(zstd -b1 -B4096 /tmp/bench.data 2>&1 | tr '\r' '\n' | grep 'MB/s' | tail -n 1 |
-	sed -n 's/.*), *\([0-9.]*\) MB\/s.*/\1/p')
+lz4_mbps=$(bench_mbps lz4 -b1 -B4096 /tmp/bench.data)
+zstd_mbps=$(bench_mbps zstd -b1 -B4096 /tmp/bench.data)
 rm -f /tmp/bench.data
 
 # Medians per configuration, then the table of ratios.
 echo
 echo "== results: median of $rounds rounds; MB/s = 10^6 bytes written per second of wall time"
-awk -v lz4="$lz4_mbps" -v zstd="$zstd_mbps" -v stored="$stored" -v fallbacks="$fallbacks" '
-function median(list, n,   a, i, j, t) {
-	n = split(list, a, " ")
-	for (i = 1; i <= n; i++) a[i] += 0	# numbers, not strings, from here on
-	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -v lz4="$lz4_mbps" -v zstd="$zstd_mbps" -v stored="$stored" -v fallbacks="$fallbacks" "$BENCH_AWK"'
 {
 	mb[$1] = mb[$1] " " $3; sys[$1] = sys[$1] " " $4
 	pswp[$1] += $5; zswp[$1] += $6; thp[$1] += $7; fb[$1] += $8; n[$1]++

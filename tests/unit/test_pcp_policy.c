@@ -14,16 +14,107 @@
 
 #include "pcp_policy.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 static const struct pcpp_params params = { .scale_max = 5, .decay_percent = 12 };
 
 /* A pageset of a 1 GiB zone on 2 CPUs: batch 63, stock high 186. */
+#define PAGESET(...) { .high_min = 186, .high_max = 15600, .batch = 63, __VA_ARGS__ }
+
 static struct pcpp_state tuned(int count, int high)
 {
-	struct pcpp_state st = {
-		.count = count, .high_min = 186, .high_max = 15600,
-		.batch = 63, .high = high,
-	};
+	struct pcpp_state st = PAGESET(.count = count, .high = high);
+
 	return st;
+}
+
+/*
+ * One call on one pageset, and everything it puts out: what it returns,
+ * high, free_count, alloc_factor and the events.
+ */
+
+struct one_call {
+	const char *name;
+	enum { REFILL, FREE, DECAY } call;
+	struct pcpp_state st;
+	const struct pcpp_params *params;	/* NULL: params */
+	struct {
+		int ret, high, free_count;
+		unsigned int alloc_factor;
+		struct pcpp_events ev;
+	} want;
+};
+
+static const struct one_call one_calls[] = {
+	{ "refill_does_not_raise_below_the_high_watermark", REFILL,
+	  PAGESET(.count = 0, .high = 1000, .below_high = true),
+	  .want = { .ret = 63, .high = 1000, .alloc_factor = 1 } },
+	{ "refill_does_not_raise_under_reclaim", REFILL,
+	  PAGESET(.count = 0, .high = 1000, .reclaim_active = true),
+	  .want = { .ret = 63, .high = 1000, .alloc_factor = 1 } },
+	{ "free_below_high_keeps_pages", FREE,
+	  PAGESET(.count = 100, .high = 1000),
+	  .want = { .ret = 0, .high = 1000, .free_count = 1 } },
+	/*
+	 * high must hold free_count + batch pages; frees the streak, leaves
+	 * at least a batch: clamp(1000, 63, 937).
+	 */
+	{ "free_at_high_raises_high_for_the_streak", FREE,
+	  PAGESET(.count = 1000, .high = 1000, .free_count = 999),
+	  .want = { .ret = 937, .high = 1000 + 63, .free_count = 1000,
+		    .ev.raised = 1 } },
+	/* Everything above high_min may go: clamp(201, 63, 500 - 63). */
+	{ "free_lowers_high_below_the_high_watermark", FREE,
+	  PAGESET(.count = 500, .high = 1000, .below_high = true, .free_count = 200),
+	  .want = { .ret = 201, .high = 1000 - 201, .free_count = 201,
+		    .ev.lowered = 1 } },
+	{ "free_never_lowers_high_below_high_min", FREE,
+	  PAGESET(.count = 200, .high = 190, .below_high = true, .free_count = 500),
+	  .want = { .ret = 137, .high = 186, .free_count = 501, .ev.lowered = 1 } },
+	{ "free_clears_the_allocation_streak", FREE,
+	  PAGESET(.count = 10, .high = 1000, .alloc_factor = 4),
+	  .want = { .ret = 0, .high = 1000, .free_count = 1, .alloc_factor = 2 } },
+	{ "free_of_a_disabled_pageset_frees_everything", FREE,
+	  { .count = 3, .high = 500, .batch = 63 },	/* high_min = high_max = 0 */
+	  .want = { .ret = 3, .high = 0, .free_count = 1 } },
+	{ "decay_drops_at_most_a_scaled_batch_below_count", DECAY,
+	  PAGESET(.count = 10000, .high = 10000),
+	  &(const struct pcpp_params){ .scale_max = 5, .decay_percent = 100 },
+	  .want = { .ret = 1, .high = 10000 - (63 << 5), .ev.decayed = 1 } },
+	/* 1% of 190 rounds to 0: still one page a step. */
+	{ "decay_makes_progress_on_small_highs", DECAY,
+	  PAGESET(.count = 0, .high = 190),
+	  &(const struct pcpp_params){ .scale_max = 5, .decay_percent = 1 },
+	  .want = { .ret = 1, .high = 189, .ev.decayed = 1 } },
+};
+
+static void one_call(void **state)
+{
+	const struct one_call *c = *state;
+	const struct pcpp_params *p = c->params ? c->params : &params;
+	struct pcpp_state st = c->st;
+	struct pcpp_events ev = {};
+	int ret;
+
+	switch (c->call) {
+	case REFILL:
+		ret = pcpp_refill(&st, 0, p, &ev);
+		break;
+	case FREE:
+		ret = pcpp_free(&st, 0, p, &ev);
+		break;
+	default:
+		ret = pcpp_decay(&st, p, &ev);
+		break;
+	}
+	assert_int_equal(ret, c->want.ret);
+	assert_int_equal(st.high, c->want.high);
+	assert_int_equal(st.free_count, c->want.free_count);
+	assert_int_equal(st.alloc_factor, c->want.alloc_factor);
+	assert_int_equal(ev.raised, c->want.ev.raised);
+	assert_int_equal(ev.lowered, c->want.ev.lowered);
+	assert_int_equal(ev.decayed, c->want.ev.decayed);
+	assert_int_equal(ev.free_high, c->want.ev.free_high);
 }
 
 static void refill_raises_high_by_the_batch(void **state)
@@ -75,21 +166,6 @@ static void refill_never_raises_past_high_max(void **state)
 	assert_int_equal(ev.raised, 1);
 }
 
-static void refill_does_not_raise_under_pressure(void **state)
-{
-	struct pcpp_state st = tuned(0, 1000);
-	struct pcpp_events ev = {};
-
-	st.below_high = true;
-	pcpp_refill(&st, 0, &params, &ev);
-	assert_int_equal(st.high, 1000);
-	st.below_high = false;
-	st.reclaim_active = true;
-	pcpp_refill(&st, 0, &params, &ev);
-	assert_int_equal(st.high, 1000);
-	assert_int_equal(ev.raised, 0);
-}
-
 static void refill_with_equal_bounds_is_the_stock_batch(void **state)
 {
 	struct pcpp_state st = tuned(0, 186);
@@ -117,53 +193,6 @@ static void refill_of_a_tiny_pageset_takes_one_block(void **state)
 	assert_int_equal(pcpp_refill(&st, 0, &params, &ev), 1);
 	st.batch = 1;
 	assert_int_equal(pcpp_stock_refill(&st, 0), 1);
-}
-
-static void free_below_high_keeps_pages(void **state)
-{
-	struct pcpp_state st = tuned(100, 1000);
-	struct pcpp_events ev = {};
-
-	assert_int_equal(pcpp_free(&st, 0, &params, &ev), 0);
-	assert_int_equal(st.high, 1000);
-	assert_int_equal(st.free_count, 1);
-}
-
-static void free_at_high_raises_high_for_the_streak(void **state)
-{
-	struct pcpp_state st = tuned(1000, 1000);
-	struct pcpp_events ev = {};
-	int nr;
-
-	st.free_count = 999;
-	nr = pcpp_free(&st, 0, &params, &ev);
-	/* high must hold free_count + batch pages. */
-	assert_int_equal(st.high, 1000 + 63);
-	assert_int_equal(ev.raised, 1);
-	/* Frees the streak, leaves at least a batch: clamp(1000, 63, 937). */
-	assert_int_equal(nr, 937);
-}
-
-static void free_lowers_high_below_the_high_watermark(void **state)
-{
-	struct pcpp_state st = tuned(500, 1000);
-	struct pcpp_events ev = {};
-	int nr;
-
-	st.below_high = true;
-	st.free_count = 200;
-	nr = pcpp_free(&st, 0, &params, &ev);
-	assert_int_equal(st.high, 1000 - 201);
-	assert_int_equal(ev.lowered, 1);
-	/* Everything above high_min may go: clamp(201, 63, 500 - 63). */
-	assert_int_equal(nr, 201);
-
-	/* Never below high_min. */
-	st = tuned(200, 190);
-	st.below_high = true;
-	st.free_count = 500;
-	pcpp_free(&st, 0, &params, &ev);
-	assert_int_equal(st.high, 186);
 }
 
 static void free_under_reclaim_holds_four_batches(void **state)
@@ -207,26 +236,6 @@ static void free_high_order_streak_drains_a_scaled_batch_only(void **state)
 	st.high = 8000;
 	assert_true(pcpp_stock_free_drains(&st, 2, 1));
 	assert_false(pcpp_stock_free_drains(&st, 2, 0));
-}
-
-static void free_clears_the_allocation_streak(void **state)
-{
-	struct pcpp_state st = tuned(10, 1000);
-	struct pcpp_events ev = {};
-
-	st.alloc_factor = 4;
-	pcpp_free(&st, 0, &params, &ev);
-	assert_int_equal(st.alloc_factor, 2);
-}
-
-static void free_of_a_disabled_pageset_frees_everything(void **state)
-{
-	struct pcpp_state st = tuned(3, 500);
-	struct pcpp_events ev = {};
-
-	st.high_min = st.high_max = 0;
-	assert_int_equal(pcpp_free(&st, 0, &params, &ev), 3);
-	assert_int_equal(st.high, 0);
 }
 
 static void free_with_equal_bounds_matches_stock_trigger(void **state)
@@ -276,28 +285,6 @@ static void decay_lowers_by_the_percentage_toward_high_min(void **state)
 	assert_in_range(steps, 25, 35);
 	assert_int_equal(pcpp_decay(&st, &params, &ev), 0);
 	assert_int_equal(st.high, 186);
-}
-
-static void decay_drops_at_most_a_scaled_batch_below_count(void **state)
-{
-	struct pcpp_state st = tuned(10000, 10000);
-	struct pcpp_events ev = {};
-	struct pcpp_params fast = { .scale_max = 5, .decay_percent = 100 };
-
-	pcpp_decay(&st, &fast, &ev);
-	assert_int_equal(st.high, 10000 - (63 << 5));
-	assert_int_equal(ev.decayed, 1);
-}
-
-static void decay_makes_progress_on_small_highs(void **state)
-{
-	struct pcpp_state st = tuned(0, 190);
-	struct pcpp_events ev = {};
-	struct pcpp_params slow = { .scale_max = 5, .decay_percent = 1 };
-
-	/* 1% of 190 rounds to 0: still one page a step. */
-	pcpp_decay(&st, &slow, &ev);
-	assert_int_equal(st.high, 189);
 }
 
 static void clamp_keeps_high_in_bounds(void **state)
@@ -376,29 +363,29 @@ static void huge_values_saturate(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	/* The tests that make several calls, or call pure functions. */
+	static const struct CMUnitTest others[] = {
 		cmocka_unit_test(refill_raises_high_by_the_batch),
 		cmocka_unit_test(refill_batch_stops_doubling_at_scale_max),
 		cmocka_unit_test(refill_never_raises_past_high_max),
-		cmocka_unit_test(refill_does_not_raise_under_pressure),
 		cmocka_unit_test(refill_with_equal_bounds_is_the_stock_batch),
 		cmocka_unit_test(refill_of_a_tiny_pageset_takes_one_block),
-		cmocka_unit_test(free_below_high_keeps_pages),
-		cmocka_unit_test(free_at_high_raises_high_for_the_streak),
-		cmocka_unit_test(free_lowers_high_below_the_high_watermark),
 		cmocka_unit_test(free_under_reclaim_holds_four_batches),
 		cmocka_unit_test(free_high_order_streak_drains_a_scaled_batch_only),
-		cmocka_unit_test(free_clears_the_allocation_streak),
-		cmocka_unit_test(free_of_a_disabled_pageset_frees_everything),
 		cmocka_unit_test(free_with_equal_bounds_matches_stock_trigger),
 		cmocka_unit_test(free_count_is_capped),
 		cmocka_unit_test(decay_lowers_by_the_percentage_toward_high_min),
-		cmocka_unit_test(decay_drops_at_most_a_scaled_batch_below_count),
-		cmocka_unit_test(decay_makes_progress_on_small_highs),
 		cmocka_unit_test(clamp_keeps_high_in_bounds),
 		cmocka_unit_test(every_call_leaves_high_in_bounds),
 		cmocka_unit_test(huge_values_saturate),
 	};
+	struct CMUnitTest tests[ARRAY_SIZE(one_calls) + ARRAY_SIZE(others)];
+	size_t i;
 
+	for (i = 0; i < ARRAY_SIZE(one_calls); i++)
+		tests[i] = (struct CMUnitTest){ .name = one_calls[i].name,
+						.test_func = one_call,
+						.initial_state = (void *)&one_calls[i] };
+	memcpy(&tests[i], others, sizeof(others));
 	return cmocka_run_group_tests_name("pcp_policy", tests, NULL, NULL);
 }

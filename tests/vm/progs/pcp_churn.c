@@ -15,15 +15,8 @@
  * Exit status: 0, or 1 on any failure.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "testprog.h"
 
@@ -36,14 +29,6 @@ static size_t region;
 static long rounds;
 static double seconds;
 static double start;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int touch_region(void)
 {
@@ -97,35 +82,24 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "threads", required_argument, NULL, 't' },
-		{ "mib", required_argument, NULL, 'm' },
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int threads = 2, c;
+	int threads = 2;
 	double mib = 8;
 	long total = 0;
 	pthread_t tid[64];
 	long ops[64] = { 0 };
 	double secs;
+	const struct testopt opts[] = {
+		OPT("threads", &threads), OPT("mib", &mib),
+		OPT("rounds", &rounds), OPT("seconds", &seconds),
+	};
 
 	if (argc < 2 || (strcmp(argv[1], "fault") && strcmp(argv[1], "fork"))) {
 		fprintf(stderr, "usage: pcp_churn fault|fork [--threads N] [--mib M] [--rounds R | --seconds S]\n");
 		return KSFT_FAIL;
 	}
 	fork_mode = !strcmp(argv[1], "fork");
-	optind = 2;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 't': threads = atoi(optarg); break;
-		case 'm': mib = atof(optarg); break;
-		case 'r': rounds = atol(optarg); break;
-		case 's': seconds = atof(optarg); break;
-		default: return KSFT_FAIL;
-		}
-	}
+	if (parse_testopts(argc, argv, 2, opts, ARRAY_SIZE(opts)) < 0)
+		return KSFT_FAIL;
 	if (threads < 1 || threads > 64 || mib <= 0 || (!rounds && seconds <= 0)) {
 		fprintf(stderr, "pcp_churn: bad arguments\n");
 		return KSFT_FAIL;

@@ -11,26 +11,16 @@
  * Exit status: 0 pass, 1 fail, 4 skip (kselftest convention).
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
+#define TESTPROG "swap_integrity"
 #include "testprog.h"
 
 #define MAX_REPORTED	8
 #define CGROUP_ROOT	"/sys/fs/cgroup"
 
 enum evict { EVICT_PAGEOUT, EVICT_MEMCG_MAX, EVICT_MEMCG_HIGH };
+static const char *const evict_names[] = { "pageout", "memcg-max", "memcg-high", NULL };
 
 struct opts {
 	unsigned long size_mib;
@@ -46,45 +36,11 @@ struct opts {
 	uint64_t seed;
 };
 
-struct vmstat {
-	uint64_t pswpout, pswpin, zswpout, thp_swpout, thp_swpout_fallback;
+/* The vmstat counters it checks and reports, by index. */
+enum { PSWPOUT, ZSWPOUT, THP_SWPOUT, THP_SWPOUT_FALLBACK, NR_COUNTERS };
+static const char *const counter_names[NR_COUNTERS] = {
+	"pswpout", "zswpout", "thp_swpout", "thp_swpout_fallback",
 };
-
-static void msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("swap_integrity: ", stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-	va_end(ap);
-}
-
-static void read_vmstat(struct vmstat *vs)
-{
-	char name[64];
-	uint64_t val;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	memset(vs, 0, sizeof(*vs));
-	if (!f)
-		return;
-	while (fscanf(f, "%63s %" SCNu64, name, &val) == 2) {
-		if (!strcmp(name, "pswpout"))
-			vs->pswpout = val;
-		else if (!strcmp(name, "pswpin"))
-			vs->pswpin = val;
-		else if (!strcmp(name, "zswpout"))
-			vs->zswpout = val;
-		else if (!strcmp(name, "thp_swpout"))
-			vs->thp_swpout = val;
-		else if (!strcmp(name, "thp_swpout_fallback"))
-			vs->thp_swpout_fallback = val;
-	}
-	fclose(f);
-}
 
 static enum fill fill_mode;
 
@@ -108,8 +64,7 @@ static void fill(const struct opts *o, uint64_t *mem, uint64_t pages)
 			pg[0] = 0;
 			continue;
 		}
-		for (uint64_t w = 0; w < WORDS_PER_PAGE; w++)
-			pg[w] = pattern(o->seed, p, w);
+		fill_page(pg, fill_mode, o->seed, p);
 	}
 }
 
@@ -149,46 +104,6 @@ static uint64_t verify(const struct opts *o, const uint64_t *mem, uint64_t pages
 		msg("%" PRIu64 " bytes differ in %" PRIu64 " pages", bad_bytes,
 		    bad_pages);
 	return bad_bytes;
-}
-
-static int write_file(const char *path, const char *fmt, ...)
-{
-	char buf[128];
-	va_list ap;
-	FILE *f;
-	int ret;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	ret = fputs(buf, f) < 0 ? -EIO : 0;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	return ret;
-}
-
-/* THPs backing [start, start + len), from AnonHugePages in smaps. */
-static uint64_t count_thps(const void *start)
-{
-	unsigned long lo, hi, kib;
-	bool in_vma = false;
-	uint64_t thps = 0;
-	char line[256];
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
-			in_vma = lo <= (uintptr_t)start && (uintptr_t)start < hi;
-		else if (in_vma && sscanf(line, "AnonHugePages: %lu kB", &kib) == 1)
-			thps = kib / (THP_SZ >> 10);
-	}
-	fclose(f);
-	return thps;
 }
 
 /*
@@ -238,15 +153,12 @@ static int memcg_enter(const struct opts *o, char *dir, size_t dirlen)
 static void hold(const char *dir)
 {
 	char path[256];
-	struct timespec tick = { 0, 50 * 1000 * 1000 };
 
 	snprintf(path, sizeof(path), "%s/evicted", dir);
 	if (write_file(path, "%d\n", getpid()))
 		msg("cannot create %s", path);
 	snprintf(path, sizeof(path), "%s/go", dir);
-	msg("holding: waiting for %s", path);
-	while (access(path, F_OK))
-		nanosleep(&tick, NULL);
+	hold_until(path, 50);
 }
 
 static void memcg_leave(const char *dir)
@@ -276,72 +188,36 @@ static void usage(void)
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "thp", no_argument, NULL, 'T' },
-		{ "no-thp", no_argument, NULL, 'N' },
-		{ "evict", required_argument, NULL, 'e' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "zero-every", required_argument, NULL, 'z' },
-		{ "min-out-pct", required_argument, NULL, 'm' },
-		{ "expect-thp-swpout", no_argument, NULL, 'X' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "fill", required_argument, NULL, 'f' },
-		{ "hold", required_argument, NULL, 'H' },
-		{ "zswap-max", required_argument, NULL, 'Z' },
-		{ NULL, 0, NULL, 0 },
+	const struct testopt opts[] = {
+		OPT("size", &o->size_mib),
+		OPT_FLAG("thp", &o->thp, true),
+		OPT_FLAG("no-thp", &o->thp, false),
+		OPT_CHOICE("evict", &o->evict, evict_names),
+		OPT("limit", &o->limit_mib),
+		OPT("zero-every", &o->zero_every),
+		OPT("min-out-pct", &o->min_out_pct),
+		OPT_FLAG("expect-thp-swpout", &o->expect_thp_swpout, true),
+		OPT("seed", &o->seed),
+		OPT_CHOICE("fill", &o->fill, fill_names),
+		OPT("hold", &o->hold_dir),
+		OPT("zswap-max", &o->zswap_max_kib),
 	};
-	int c;
 
 	*o = (struct opts){ .size_mib = 64, .thp = true, .min_out_pct = 50,
 			    .seed = 0x6d6d74756e65ULL };
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's': o->size_mib = strtoul(optarg, NULL, 0); break;
-		case 'T': o->thp = true; break;
-		case 'N': o->thp = false; break;
-		case 'l': o->limit_mib = strtoul(optarg, NULL, 0); break;
-		case 'z': o->zero_every = strtoul(optarg, NULL, 0); break;
-		case 'm': o->min_out_pct = strtoul(optarg, NULL, 0); break;
-		case 'X': o->expect_thp_swpout = true; break;
-		case 'S': o->seed = strtoull(optarg, NULL, 0); break;
-		case 'H': o->hold_dir = optarg; break;
-		case 'Z': o->zswap_max_kib = strtoul(optarg, NULL, 0); break;
-		case 'f':
-			if (!strcmp(optarg, "random"))
-				o->fill = FILL_RANDOM;
-			else if (!strcmp(optarg, "compressible"))
-				o->fill = FILL_COMPRESSIBLE;
-			else
-				usage();
-			break;
-		case 'e':
-			if (!strcmp(optarg, "pageout"))
-				o->evict = EVICT_PAGEOUT;
-			else if (!strcmp(optarg, "memcg-max"))
-				o->evict = EVICT_MEMCG_MAX;
-			else if (!strcmp(optarg, "memcg-high"))
-				o->evict = EVICT_MEMCG_HIGH;
-			else
-				usage();
-			break;
-		default:
-			usage();
-		}
-	}
-	if (!o->size_mib || optind != argc || o->min_out_pct > 100)
+	if (parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts)) != argc ||
+	    !o->size_mib || o->min_out_pct > 100)
 		usage();
 }
 
 int main(int argc, char **argv)
 {
-	static const char *const evict_names[] = { "pageout", "memcg-max", "memcg-high" };
-	struct vmstat before, after;
+	uint64_t before[NR_COUNTERS], d[NR_COUNTERS];
 	char cgdir[128] = "";
 	struct opts o;
 	uint64_t pages, out, bad, thps;
 	uint64_t *mem;
-	char *raw;
+	void *raw;
 	int ret = KSFT_PASS;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -354,13 +230,11 @@ int main(int argc, char **argv)
 	    evict_names[o.evict], o.zero_every);
 
 	/* Over-allocate so that the region starts on a THP boundary. */
-	raw = mmap(NULL, (o.size_mib << 20) + THP_SZ, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (raw == MAP_FAILED) {
+	mem = mmap_thp_aligned(o.size_mib << 20, &raw);
+	if (!mem) {
 		msg("mmap: %s", strerror(errno));
 		return KSFT_FAIL;
 	}
-	mem = (uint64_t *)(((uintptr_t)raw + THP_SZ - 1) & ~(THP_SZ - 1));
 	if (madvise(mem, o.size_mib << 20, o.thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE)) {
 		msg("madvise(%s): %s", o.thp ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE",
 		    strerror(errno));
@@ -371,35 +245,35 @@ int main(int argc, char **argv)
 	    memcg_enter(&o, cgdir, sizeof(cgdir)))
 		return KSFT_FAIL;
 
-	read_vmstat(&before);
+	vmstat_read(counter_names, before, NR_COUNTERS);
 	fill(&o, mem, pages);
 	/* Under a memcg limit some THPs may be out already: a lower bound. */
-	thps = count_thps(mem);
+	thps = vma_anon_huge_kib(mem) / (THP_SZ >> 10);
 	if (o.evict == EVICT_PAGEOUT) {
 		if (madvise(mem, o.size_mib << 20, MADV_PAGEOUT)) {
 			msg("MADV_PAGEOUT: %s", strerror(errno));
 			return errno == EINVAL ? KSFT_SKIP : KSFT_FAIL;
 		}
 	}
-	read_vmstat(&after);	/* before reading back: swap-ins evict more */
+	/* Before reading back: swap-ins evict more. */
+	vmstat_read(counter_names, d, NR_COUNTERS);
+	for (int k = 0; k < NR_COUNTERS; k++)
+		d[k] -= before[k];
 	if (o.hold_dir)
 		hold(o.hold_dir);
 	bad = verify(&o, mem, pages);
 	if (cgdir[0])
 		memcg_leave(cgdir);
 
-	out = (after.pswpout - before.pswpout) + (after.zswpout - before.zswpout);
+	out = d[PSWPOUT] + d[ZSWPOUT];
 	/* For test scripts: the counters moved by filling and evicting. */
-	printf("deltas: pswpout=%" PRIu64 " zswpout=%" PRIu64 " thp_swpout=%" PRIu64
-	       " thp_swpout_fallback=%" PRIu64 " pages=%" PRIu64 " thps=%" PRIu64 "\n",
-	       after.pswpout - before.pswpout, after.zswpout - before.zswpout,
-	       after.thp_swpout - before.thp_swpout,
-	       after.thp_swpout_fallback - before.thp_swpout_fallback, pages, thps);
+	printf("deltas:");
+	for (int k = 0; k < NR_COUNTERS; k++)
+		printf(" %s=%" PRIu64, counter_names[k], d[k]);
+	printf(" pages=%" PRIu64 " thps=%" PRIu64 "\n", pages, thps);
 	msg("pswpout +%" PRIu64 " zswpout +%" PRIu64 " thp_swpout +%" PRIu64
 	    " thp_swpout_fallback +%" PRIu64 " of %" PRIu64 " pages",
-	    after.pswpout - before.pswpout, after.zswpout - before.zswpout,
-	    after.thp_swpout - before.thp_swpout,
-	    after.thp_swpout_fallback - before.thp_swpout_fallback, pages);
+	    d[PSWPOUT], d[ZSWPOUT], d[THP_SWPOUT], d[THP_SWPOUT_FALLBACK], pages);
 
 	if (bad) {
 		msg("FAIL: %" PRIu64 " bytes read back differ", bad);
@@ -410,7 +284,7 @@ int main(int argc, char **argv)
 		    out, pages, o.min_out_pct);
 		ret = KSFT_FAIL;
 	}
-	if (o.expect_thp_swpout && after.thp_swpout == before.thp_swpout) {
+	if (o.expect_thp_swpout && !d[THP_SWPOUT]) {
 		msg("FAIL: thp_swpout did not rise: no THP went out whole");
 		ret = KSFT_FAIL;
 	}

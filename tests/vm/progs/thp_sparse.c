@@ -36,22 +36,10 @@
  * Exit status: 0 pass, 1 fail, 4 skip (kselftest convention).
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
+#define TESTPROG "thp_sparse"
 #include "testprog.h"
 
 #define SUBPAGES	512
@@ -74,32 +62,6 @@ static char *region;
 static size_t size, npages;
 static int pagemap_fd = -1;
 
-static void msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("thp_sparse: ", stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-	va_end(ap);
-}
-
-static void __attribute__((noreturn)) die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs(code == KSFT_SKIP ? "thp_sparse: SKIP: " : "thp_sparse: FAIL: ",
-	      stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-	va_end(ap);
-	exit(code);
-}
-
 /* Is subpage @p (index in the region) one that holds data? */
 static bool is_dirty(size_t p)
 {
@@ -111,19 +73,20 @@ static unsigned char byte_of(size_t p)
 	return (unsigned char)(1 + random_word(o.seed, p, 0) % 255);
 }
 
-static uint64_t vmstat(const char *key)
+/* The vmstat counters it reports, or dies. */
+static void counters(const char *const *keys, uint64_t *vals, size_t n)
 {
-	char name[64];
-	uint64_t val, ret = 0;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
+	if (vmstat_read(keys, vals, n))
 		die(KSFT_FAIL, "/proc/vmstat: %s", strerror(errno));
-	while (fscanf(f, "%63s %" SCNu64, name, &val) == 2)
-		if (!strcmp(name, key))
-			ret = val;
-	fclose(f);
-	return ret;
+}
+
+static uint64_t nr_writeback(void)
+{
+	static const char *const key = "nr_writeback";
+	uint64_t val;
+
+	counters(&key, &val, 1);
+	return val;
 }
 
 static uint64_t pagemap(const void *addr)
@@ -171,45 +134,6 @@ static size_t count_zero_mapped(uint64_t zpfn, size_t *soft_dirty)
 	if (soft_dirty)
 		*soft_dirty = sd;
 	return n;
-}
-
-static size_t anon_huge_kib(void)
-{
-	char line[256];
-	size_t kib = 0;
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %zu kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
-/* RssAnon of this process: MM_ANONPAGES, which the zero-page remap lowers. */
-static size_t rss_anon_kib(void)
-{
-	char line[256];
-	size_t kib = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "RssAnon: %zu kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Every dirty byte as written, every other byte zero. Returns mismatches. */
@@ -306,6 +230,15 @@ static void cow_undo(void)
 			region[p * PAGE_SZ + PAGE_SZ - 1] = 0;
 }
 
+/* Clear the soft-dirty bit of every page of this process, or die with @code. */
+static void clear_soft_dirty(int code)
+{
+	int ret = write_file("/proc/self/clear_refs", "4");
+
+	if (ret)
+		die(code, "clear_refs: %s", strerror(-ret));
+}
+
 static int numa_nodes(void)
 {
 	int n = 0;
@@ -338,55 +271,32 @@ static void migrate(void)
 		msg("move_pages: %zu of %zu subpages now on node 1", moved, n);
 		free(pages), free(nodes), free(status);
 	} else {
-		int fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
+		int ret = write_file("/proc/sys/vm/compact_memory", "1");
 
-		if (fd < 0 || write(fd, "1", 1) != 1)
-			die(KSFT_FAIL, "compact_memory: %s", strerror(errno));
-		close(fd);
+		if (ret)
+			die(KSFT_FAIL, "compact_memory: %s", strerror(-ret));
 		msg("one NUMA node: compacted memory instead of move_pages");
 	}
 }
 
 static void parse(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "dirty", required_argument, NULL, 'd' },
-		{ "offset", required_argument, NULL, 'o' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "loops", required_argument, NULL, 'l' },
-		{ "split-debugfs", no_argument, NULL, 'D' },
-		{ "cow", no_argument, NULL, 'c' },
-		{ "fork", no_argument, NULL, 'f' },
-		{ "soft-dirty", no_argument, NULL, 'y' },
-		{ "migrate", no_argument, NULL, 'm' },
-		{ "no-pageout", no_argument, NULL, 'n' },
-		{ "wait-writeback", no_argument, NULL, 'w' },
-		{ "no-verify", no_argument, NULL, 'V' },
-		{ "mlock", no_argument, NULL, 'L' },
-		{}
+	static const struct testopt opts[] = {
+		OPT("size", &o.size_mib), OPT("dirty", &o.dirty),
+		OPT("offset", &o.offset), OPT("seed", &o.seed),
+		OPT("loops", &o.loops),
+		OPT_FLAG("split-debugfs", &o.split_debugfs, true),
+		OPT_FLAG("cow", &o.cow, true), OPT_FLAG("fork", &o.fork, true),
+		OPT_FLAG("soft-dirty", &o.soft_dirty, true),
+		OPT_FLAG("migrate", &o.migrate, true),
+		OPT_FLAG("no-pageout", &o.no_pageout, true),
+		OPT_FLAG("wait-writeback", &o.wait_writeback, true),
+		OPT_FLAG("no-verify", &o.no_verify, true),
+		OPT_FLAG("mlock", &o.mlock, true),
 	};
-	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': o.size_mib = strtoul(optarg, NULL, 0); break;
-		case 'd': o.dirty = strtoul(optarg, NULL, 0); break;
-		case 'o': o.offset = strtoul(optarg, NULL, 0); break;
-		case 'S': o.seed = strtoull(optarg, NULL, 0); break;
-		case 'l': o.loops = strtoul(optarg, NULL, 0); break;
-		case 'D': o.split_debugfs = true; break;
-		case 'c': o.cow = true; break;
-		case 'f': o.fork = true; break;
-		case 'y': o.soft_dirty = true; break;
-		case 'm': o.migrate = true; break;
-		case 'n': o.no_pageout = true; break;
-		case 'w': o.wait_writeback = true; break;
-		case 'V': o.no_verify = true; break;
-		case 'L': o.mlock = true; break;
-		default: die(KSFT_FAIL, "bad arguments");
-		}
-	}
+	if (parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts)) < 0)
+		die(KSFT_FAIL, "bad arguments");
 	if (!o.size_mib || o.size_mib % 2 || o.dirty > SUBPAGES ||
 	    o.offset >= PAGE_SZ || !o.loops)
 		die(KSFT_FAIL, "need --size even MiB, --dirty 0..512, --offset 0..4095");
@@ -394,14 +304,14 @@ static void parse(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	const char *keys[] = { "pswpout", "pswpin", "zswpout", "thp_swpout",
-			       "thp_swpout_fallback", "thp_split_page" };
-	enum { NK = sizeof(keys) / sizeof(keys[0]) };
+	static const char *const keys[] = { "pswpout", "pswpin", "zswpout", "thp_swpout",
+					    "thp_swpout_fallback", "thp_split_page" };
+	enum { NK = ARRAY_SIZE(keys) };
 	uint64_t before[NK], after[NK], wb0 = 0;
 	size_t thps, dirty_pages = 0, zero_mapped, sd_before = 0, sd_after = 0;
 	uint64_t zpfn;
 	double secs = 0, fault_secs, t;
-	char *raw;
+	void *raw;
 
 	parse(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -413,20 +323,13 @@ int main(int argc, char **argv)
 	zpfn = zero_pfn();
 
 	for (unsigned long loop = 0; loop < o.loops; loop++) {
-		raw = mmap(NULL, size + THP_SZ, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (raw == MAP_FAILED)
+		region = mmap_thp_aligned(size, &raw);
+		if (!region)
 			die(KSFT_FAIL, "mmap: %s", strerror(errno));
-		region = (char *)(((uintptr_t)raw + THP_SZ - 1) & ~(THP_SZ - 1));
 		if (madvise(region, size, MADV_HUGEPAGE))
 			die(KSFT_FAIL, "MADV_HUGEPAGE: %s", strerror(errno));
-		if (o.soft_dirty) {
-			int fd = open("/proc/self/clear_refs", O_WRONLY);
-
-			if (fd < 0 || write(fd, "4", 1) != 1)
-				die(KSFT_SKIP, "clear_refs: %s", strerror(errno));
-			close(fd);
-		}
+		if (o.soft_dirty)
+			clear_soft_dirty(KSFT_SKIP);	/* the writes set it again */
 
 		t = now();
 		dirty_pages = 0;
@@ -450,30 +353,30 @@ int main(int argc, char **argv)
 			die(KSFT_FAIL, "MADV_NOHUGEPAGE: %s", strerror(errno));
 		if (o.mlock && mlock(region, size))
 			die(KSFT_FAIL, "mlock: %s", strerror(errno));
-		thps = anon_huge_kib() / 2048;
+		thps = proc_kib("/proc/self/smaps_rollup", "AnonHugePages") / 2048;
 
 		count_zero_mapped(zpfn, &sd_before);
 		if (o.soft_dirty && sd_before < npages)
 			die(KSFT_SKIP, "only %zu of %zu subpages soft-dirty after writing (no CONFIG_MEM_SOFT_DIRTY?)",
 			    sd_before, npages);
 
-		for (int k = 0; k < NK; k++)
-			before[k] = vmstat(keys[k]);
-		wb0 = vmstat("nr_writeback");
+		counters(keys, before, NK);
+		wb0 = nr_writeback();
 		t = now();
 		if (o.split_debugfs)
 			split_debugfs();
 		else if (!o.no_pageout && madvise(region, size, MADV_PAGEOUT))
 			die(KSFT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
-		while (o.wait_writeback && vmstat("nr_writeback") > wb0)
+		while (o.wait_writeback && nr_writeback() > wb0)
 			usleep(1000);
 		secs = now() - t;
-		for (int k = 0; k < NK; k++)
-			after[k] = vmstat(keys[k]);
+		counters(keys, after, NK);
 		zero_mapped = count_zero_mapped(zpfn, &sd_after);
 
 		printf("deltas: thps=%zu dirty_pages=%zu pages=%zu zero_mapped=%zu soft_dirty=%zu rss_anon_kib=%zu",
-		       thps, dirty_pages, npages, zero_mapped, sd_after, rss_anon_kib());
+		       thps, dirty_pages, npages, zero_mapped, sd_after,
+		       /* MM_ANONPAGES, which the zero-page remap lowers */
+		       (size_t)proc_kib("/proc/self/status", "RssAnon"));
 		for (int k = 0; k < NK; k++)
 			printf(" %s=%" PRIu64, keys[k], after[k] - before[k]);
 		printf(" fault_s=%.3f pageout_s=%.3f\n", fault_secs, secs);
@@ -523,11 +426,7 @@ int main(int argc, char **argv)
 				die(KSFT_FAIL, "%zu bytes differ", bad);
 		}
 		if (o.soft_dirty) {
-			int fd = open("/proc/self/clear_refs", O_WRONLY);
-
-			if (fd < 0 || write(fd, "4", 1) != 1)
-				die(KSFT_FAIL, "clear_refs: %s", strerror(errno));
-			close(fd);
+			clear_soft_dirty(KSFT_FAIL);
 			count_zero_mapped(zpfn, &sd_after);
 			if (sd_after)
 				die(KSFT_FAIL, "soft-dirty: %zu subpages still soft-dirty after clear_refs",

@@ -16,28 +16,10 @@
  * Exit status: 0, or 1 if any process failed or read back other bytes.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <getopt.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "testprog.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* What a child reports once it has written everything. */
 struct written {
@@ -55,15 +37,13 @@ static int child(int report, uint64_t pages, enum fill fill, bool thp,
 	struct written done;
 	struct rusage ru;
 	size_t len = pages * PAGE_SZ;
-	char *raw = mmap(NULL, len + THP_SZ, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint64_t *mem, bad = 0;
+	void *raw;
+	uint64_t *mem = mmap_thp_aligned(len, &raw), bad = 0;
 
-	if (raw == MAP_FAILED) {
+	if (!mem) {
 		perror("usemem: mmap");
 		return 1;
 	}
-	mem = (uint64_t *)(((uintptr_t)raw + THP_SZ - 1) & ~(THP_SZ - 1));
 	madvise(mem, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	for (uint64_t p = 0; p < pages; p++)
 		fill_page(mem + p * WORDS_PER_PAGE, fill, seed, p);
@@ -100,41 +80,23 @@ static int dump(const char *path, uint64_t pages, enum fill fill)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "procs", required_argument, NULL, 'n' },
-		{ "fill", required_argument, NULL, 'f' },
-		{ "no-thp", no_argument, NULL, 'N' },
-		{ "dump", required_argument, NULL, 'd' },
-		{ NULL, 0, NULL, 0 },
-	};
 	unsigned long size_mib = 0, procs = 1;
 	enum fill fill = FILL_COMPRESSIBLE;
 	const char *dump_path = NULL;
 	struct written done;
 	double start, wall, sys_s = 0, user_s = 0;
 	bool thp = true;
-	int c, status, failed = 0, report[2];
+	int next, status, failed = 0, report[2];
+	const struct testopt opts[] = {
+		OPT("size", &size_mib), OPT("procs", &procs),
+		OPT_CHOICE("fill", &fill, fill_names),
+		OPT_FLAG("no-thp", &thp, false), OPT("dump", &dump_path),
+	};
 
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's': size_mib = strtoul(optarg, NULL, 0); break;
-		case 'n': procs = strtoul(optarg, NULL, 0); break;
-		case 'N': thp = false; break;
-		case 'd': dump_path = optarg; break;
-		case 'f':
-			if (!strcmp(optarg, "random"))
-				fill = FILL_RANDOM;
-			else if (!strcmp(optarg, "compressible"))
-				fill = FILL_COMPRESSIBLE;
-			else
-				return 1;
-			break;
-		default:
-			return 1;
-		}
-	}
-	if (!size_mib || !procs || optind != argc) {
+	next = parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts));
+	if (next < 0)
+		return 1;
+	if (!size_mib || !procs || next != argc) {
 		fprintf(stderr, "usage: usemem --size MIB [--procs N] [--fill random|compressible] [--no-thp] [--dump FILE]\n");
 		return 1;
 	}

@@ -19,22 +19,10 @@
  * Exit status: 0 pass, 1 fail (data differs), 4 skip (state not reached).
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
+#define TESTPROG "zswap_stale"
 #include "testprog.h"
 
 #define NR_SUBPAGES	(THP_SZ / PAGE_SZ)
@@ -44,17 +32,6 @@
 #define PM_PFN_MASK	((1ULL << 55) - 1)
 #define KPF_SWAPCACHE	13
 #define KPF_THP		22
-
-static void msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("zswap_stale: ", stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
-	va_end(ap);
-}
 
 /* Generation A is the THP's first content, C what the racing thread
  * writes, B the final content of the subpage: all differ in every word. */
@@ -72,35 +49,6 @@ static void fill_gen(uint64_t *pg, uint64_t gen, uint64_t page)
 		pg[w] = word(gen, page, w);
 }
 
-static uint64_t vmstat(const char *key)
-{
-	char name[64];
-	uint64_t val, ret = 0;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fscanf(f, "%63s %" SCNu64, name, &val) == 2)
-		if (!strcmp(name, key))
-			ret = val;
-	if (f)
-		fclose(f);
-	return ret;
-}
-
-static uint64_t meminfo_kib(const char *key)
-{
-	char line[128];
-	uint64_t val = 0;
-	size_t len = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':')
-			val = strtoull(line + len + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return val;
-}
-
 static uint64_t read_u64_at(const char *path, uint64_t index)
 {
 	uint64_t v = 0;
@@ -111,6 +59,11 @@ static uint64_t read_u64_at(const char *path, uint64_t index)
 	if (fd >= 0)
 		close(fd);
 	return v;
+}
+
+static uint64_t swap_cached_kib(void)
+{
+	return proc_kib("/proc/meminfo", "SwapCached");
 }
 
 static uint64_t pagemap(const void *addr)
@@ -130,38 +83,12 @@ static bool in_swapcache_state(char *thp, unsigned int k)
 	return (flags & (1ULL << KPF_SWAPCACHE)) && (flags & (1ULL << KPF_THP));
 }
 
-static bool thp_backed(const char *thp)
-{
-	unsigned long lo, hi, kib = 0;
-	bool in_vma = false;
-	char line[256];
-	FILE *f = fopen("/proc/self/smaps", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
-			in_vma = lo <= (uintptr_t)thp && (uintptr_t)thp < hi;
-		else if (in_vma)
-			sscanf(line, "AnonHugePages: %lu kB", &kib);
-	}
-	if (f)
-		fclose(f);
-	return kib >= THP_SZ >> 10;
-}
-
 struct racer {
 	uint64_t *page;
 	uint64_t page_no;
 	long delay_us;
 	volatile bool stop;
 };
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 /*
  * Write the subpage once reclaim has unmapped it, @delay_us later. Too
@@ -178,50 +105,28 @@ static void *race_writes(void *arg)
 		;
 	if (r->stop)
 		return NULL;
-	until = now_us() + r->delay_us;
-	while (now_us() < until)
+	until = now() + r->delay_us / 1e6;
+	while (now() < until)
 		;
 	fill_gen(r->page, 3, r->page_no);	/* generation C */
 	return NULL;
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "hold", required_argument, NULL, 'H' },
-		{ "subpage", required_argument, NULL, 'k' },
-		{ "attempts", required_argument, NULL, 'a' },
-		{ NULL, 0, NULL, 0 },
-	};
 	unsigned int k = 5, attempts = 64, attempt, tries;
 	const char *hold = NULL;
-	char cg[128], path[256], *raw = NULL, *thp = NULL;
+	char cg[128], path[256], *thp = NULL;
+	void *raw = NULL;
 	uint64_t thp_before, zswp_before, bad = 0;
-	struct timespec tick = { 0, 20 * 1000 * 1000 };
 	bool reached = false;
-	int c;
+	const struct testopt opts[] = {
+		OPT("hold", &hold), OPT("subpage", &k), OPT("attempts", &attempts),
+	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'H': hold = optarg; break;
-		case 'k': k = strtoul(optarg, NULL, 0); break;
-		case 'a': attempts = strtoul(optarg, NULL, 0); break;
-		default: return KSFT_FAIL;
-		}
-	}
+	if (parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts)) < 0)
+		return KSFT_FAIL;
 	if (!hold || k == 0 || k >= NR_SUBPAGES) {
 		fprintf(stderr, "usage: zswap_stale --hold DIR [--subpage 1..511] [--attempts N]\n");
 		return KSFT_FAIL;
@@ -243,18 +148,16 @@ int main(int argc, char **argv)
 
 		if (raw)
 			munmap(raw, 2 * THP_SZ);
-		raw = mmap(NULL, 2 * THP_SZ, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (raw == MAP_FAILED) {
+		thp = mmap_thp_aligned(THP_SZ, &raw);
+		if (!thp) {
 			msg("mmap: %s", strerror(errno));
 			return KSFT_FAIL;
 		}
-		thp = (char *)(((uintptr_t)raw + THP_SZ - 1) & ~(THP_SZ - 1));
 		madvise(thp, THP_SZ, MADV_HUGEPAGE);
 		for (uint64_t p = 0; p < NR_SUBPAGES; p++)
 			fill_gen((uint64_t *)(thp + p * PAGE_SZ), 1, p);	/* A */
-		if (!thp_backed(thp))
-			continue;
+		if (vma_anon_huge_kib(thp) < THP_SZ >> 10)
+			continue;	/* no THP this time */
 
 		r = (struct racer){ .page = (uint64_t *)(thp + k * PAGE_SZ),
 				    .page_no = k,
@@ -270,20 +173,16 @@ int main(int argc, char **argv)
 		nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
 		r.stop = true;
 		pthread_join(t, NULL);
-		if (vmstat("thp_swpout") != thp_before) {
-			msg("FAIL: attempt %u: the THP went to the disk, not to zswap whole",
+		if (vmstat("thp_swpout") != thp_before)
+			die(KSFT_FAIL, "attempt %u: the THP went to the disk, not to zswap whole",
 			    attempt);
-			return KSFT_FAIL;
-		}
 		if (vmstat("zswpout") - zswp_before < NR_SUBPAGES)
 			continue;	/* the racer was early: nothing written */
 		reached = in_swapcache_state(thp, k);
 	}
-	if (!reached) {
-		msg("SKIP: the THP never stayed in the swap cache with subpage %u mapped again (%u attempts)",
+	if (!reached)
+		die(KSFT_SKIP, "the THP never stayed in the swap cache with subpage %u mapped again (%u attempts)",
 		    k, attempts);
-		return KSFT_SKIP;
-	}
 	msg("attempt %u: THP stored whole in zswap, still in the swap cache, subpage %u mapped again",
 	    attempt - 1, k);
 
@@ -293,36 +192,28 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/ready", hold);
 	write_file(path, "1\n");
 	snprintf(path, sizeof(path), "%s/go", hold);
-	msg("holding: waiting for %s", path);
-	while (access(path, F_OK))
-		nanosleep(&tick, NULL);
+	hold_until(path, 20);
 
 	/* Reclaim the whole folio again, now by the stock path. */
 	thp_before = vmstat("thp_swpout");
 	snprintf(path, sizeof(path), "%s/memory.reclaim", cg);
 	for (tries = 0; tries < 200 && (pagemap(thp + k * PAGE_SZ) & PM_PRESENT); tries++)
 		write_file(path, "16M");
-	if (pagemap(thp + k * PAGE_SZ) & PM_PRESENT) {
-		msg("SKIP: memory.reclaim did not write the folio out again");
-		return KSFT_SKIP;
-	}
-	if (vmstat("thp_swpout") == thp_before) {
-		msg("SKIP: the folio was split before it was written again (thp_swpout did not rise)");
-		return KSFT_SKIP;
-	}
+	if (pagemap(thp + k * PAGE_SZ) & PM_PRESENT)
+		die(KSFT_SKIP, "memory.reclaim did not write the folio out again");
+	if (vmstat("thp_swpout") == thp_before)
+		die(KSFT_SKIP, "the folio was split before it was written again (thp_swpout did not rise)");
 	msg("folio written to the swap device whole (thp_swpout +%" PRIu64 ") after %u memory.reclaim writes",
 	    vmstat("thp_swpout") - thp_before, tries);
 	/*
 	 * Until the folio leaves the swap cache, reading it back would come
 	 * from memory and never ask zswap: wait for reclaim to free it.
 	 */
-	for (tries = 0; tries < 200 && meminfo_kib("SwapCached") >= THP_SZ >> 10; tries++)
+	for (tries = 0; tries < 200 && swap_cached_kib() >= THP_SZ >> 10; tries++)
 		write_file(path, "16M");
-	if (meminfo_kib("SwapCached") >= THP_SZ >> 10) {
-		msg("SKIP: the folio stayed in the swap cache (SwapCached %" PRIu64 " kB)",
-		    meminfo_kib("SwapCached"));
-		return KSFT_SKIP;
-	}
+	if (swap_cached_kib() >= THP_SZ >> 10)
+		die(KSFT_SKIP, "the folio stayed in the swap cache (SwapCached %" PRIu64 " kB)",
+		    swap_cached_kib());
 	msg("folio freed from the swap cache; reading back from swap");
 
 	for (uint64_t p = 0; p < NR_SUBPAGES; p++) {
