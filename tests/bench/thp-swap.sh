@@ -5,8 +5,9 @@
 #   best case   1 dirty subpage per THP (first byte)
 #   worst case  512 dirty subpages per THP (last byte of each)
 # each on zram and on the throttled virtio disk, with mmtune loaded at
-#   whole       policy=whole, mode=never: stock (hooks off)
-#   adaptive    policy=adaptive (32 samples, threshold 4), mode=reclaim-only
+#   whole       thp_swap and split_zero off: stock (hooks off)
+#   adaptive    thp_swap on, policy=adaptive (32 samples, threshold 4);
+#               split_zero on, mode=reclaim-only
 # Rounds are interleaved (which policy runs first alternates) and medians
 # reported. "time" is fault-in plus
 # pageout (what the series timed); "pageout" is the pageout alone.

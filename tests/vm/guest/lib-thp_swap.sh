@@ -5,25 +5,19 @@ MMTUNE_SZ=$MMTUNE_SYSFS/split_zero
 thp_knob() { cat "$MMTUNE_THP/$1"; }
 sz_knob() { cat "$MMTUNE_SZ/$1"; }
 
-# thp_policy whole|split|adaptive: thp_swap off (whole, stock) or on with
-# that policy. split_zero_mode never|reclaim-only|always: the same for
-# split_zero (never is off).
-thp_policy() {
-	if [ "$1" = whole ]; then
-		echo 0 >"$MMTUNE_THP/enabled" || fail "thp_swap/enabled 0"
+# feature_word FEATURE KNOB WORD STOCKWORD: FEATURE off (stock) when WORD is
+# STOCKWORD, else KNOB=WORD and FEATURE on. thp_policy whole|split|adaptive
+# and split_zero_mode never|reclaim-only|always, in the words of the tests.
+feature_word() {
+	if [ "$3" = "$4" ]; then
+		echo 0 >"$MMTUNE_SYSFS/$1/enabled" || fail "$1/enabled 0"
 	else
-		echo "$1" >"$MMTUNE_THP/policy" || fail "thp_swap/policy $1"
-		echo 1 >"$MMTUNE_THP/enabled" || fail "thp_swap/enabled 1"
+		echo "$3" >"$MMTUNE_SYSFS/$1/$2" || fail "$1/$2 $3"
+		echo 1 >"$MMTUNE_SYSFS/$1/enabled" || fail "$1/enabled 1"
 	fi
 }
-split_zero_mode() {
-	if [ "$1" = never ]; then
-		echo 0 >"$MMTUNE_SZ/enabled" || fail "split_zero/enabled 0"
-	else
-		echo "$1" >"$MMTUNE_SZ/mode" || fail "split_zero/mode $1"
-		echo 1 >"$MMTUNE_SZ/enabled" || fail "split_zero/enabled 1"
-	fi
-}
+thp_policy() { feature_word thp_swap policy "$1" whole; }
+split_zero_mode() { feature_word split_zero mode "$1" never; }
 
 # thp_setup zram|disk [POLICY MODE]: THP always, swap on DEVICE, and unless
 # POLICY is empty, mmtune loaded with thp_policy POLICY, split_zero_mode MODE.
