@@ -40,8 +40,9 @@
  * repstos phase shows it). The "rep" records (those executions, per
  * function) say how much of a count is string work; which clear_page
  * variant runs depends on the CPU model (qemu64 has no ERMS:
- * clear_page_rep). Addresses no symbol covers (modules not in the map,
- * or past _end) count as "[unknown]".
+ * clear_page_rep). Kernel addresses no symbol covers (below the first,
+ * from _end to the next symbol, such as modules missing from the map,
+ * or 64K past the last) count as "[unknown]".
  *
  * Output, one record per line, "KIND key=value ...", at each mark:
  *   mark seq=S id=ID kernel=K user=U rep_kernel=R rep_user=R
@@ -153,7 +154,6 @@ static int sym_rank(char type, const char *name)
 static int load_map(const char *path)
 {
 	size_t cap = 1 << 16, n = 0, i, j;
-	uint64_t end_addr = 0;
 	char line[512], name[256], type;
 	uint64_t addr;
 	FILE *f;
@@ -170,9 +170,10 @@ static int load_map(const char *path)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) != 3)
 			continue;
+		/* the kernel image ends: nothing of it is past _end */
 		if (!strcmp(name, "_end"))
-			end_addr = addr;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			strcpy(name, "[unknown]");
+		else if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		if (addr < KERNEL_START)
 			continue;
@@ -213,10 +214,8 @@ static int load_map(const char *path)
 		syms[j++] = syms[i];
 	}
 	nsyms = j;
-	/* Past _end (or the last symbol) nothing is known: modules etc. */
-	if (end_addr && end_addr <= syms[nsyms - 1].addr)
-		end_addr = 0;
-	syms[nsyms].addr = end_addr ? end_addr : syms[nsyms - 1].addr + 1;
+	/* The last function's size is unknown: give it 64K. */
+	syms[nsyms].addr = syms[nsyms - 1].addr + 0x10000;
 	syms[nsyms].name = "[unknown]";
 	return 0;
 nomem:

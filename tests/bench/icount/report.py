@@ -17,6 +17,7 @@ import sys
 
 LOCKS = ("_raw_spin_lock", "_raw_spin_lock_irqsave", "_raw_spin_lock_irq",
          "_raw_spin_lock_bh")
+TRYLOCKS = ("_raw_spin_trylock",)
 SLOWPATHS = ("queued_spin_lock_slowpath", "native_queued_spin_lock_slowpath",
              "__pv_queued_spin_lock_slowpath")
 CLEARS = ("clear_page_erms", "clear_page_rep", "clear_page_orig")
@@ -39,9 +40,11 @@ def parse(path):
             elif kind == "call":
                 cur["calls"][kv["name"]] = int(kv["n"])
             elif kind == "func":
-                cur["funcs"][kv["name"]] = int(kv["insns"])
+                f = cur["funcs"]
+                f[kv["name"]] = f.get(kv["name"], 0) + int(kv["insns"])
             elif kind == "rep":
-                cur["reps"][kv["name"]] = int(kv["n"])
+                r = cur["reps"]
+                r[kv["name"]] = r.get(kv["name"], 0) + int(kv["n"])
     return marks
 
 
@@ -78,7 +81,8 @@ def main():
             bad = True
         print(f"\n== {name}: one op = {what}; {ops} ops per round")
         print(f"{'run':>3} {'round':>5} {'kernel/op':>11} {'user/op':>9} "
-              f"{'locks/op':>9} {'slowpath/op':>11} {'clear_page/op':>13} "
+              f"{'locks/op':>9} {'trylock/op':>10} {'slowpath/op':>11} "
+              f"{'clear_page/op':>13} "
               f"{'rep-iter/op':>11}")
         for ri, rounds in enumerate(per_run, 1):
             for k, m in enumerate(rounds, 1):
@@ -86,6 +90,7 @@ def main():
                 print(f"{ri:>3} {k:>5} {m['kernel'] / ops:>11.2f} "
                       f"{m['user'] / ops:>9.2f} "
                       f"{sum(c.get(x, 0) for x in LOCKS) / ops:>9.3f} "
+                      f"{sum(c.get(x, 0) for x in TRYLOCKS) / ops:>10.3f} "
                       f"{sum(c.get(x, 0) for x in SLOWPATHS) / ops:>11.3f} "
                       f"{sum(c.get(x, 0) for x in CLEARS) / ops:>13.3f} "
                       f"{m['rep_kernel'] / ops:>11.2f}")

@@ -18,6 +18,18 @@
 #   --top N           kernel functions listed (10)
 #   --call NAME       also count calls of NAME (repeatable)
 #   --label NAME      report directory name (default: the kernel release)
+#   --setup SCRIPT    guest shell script run before icount-work (and before
+#                     reading /proc/kallsyms), e.g. insmod and sysfs writes
+#   --file PATH       copied to /files/ in the guest (repeatable: mmtune.ko)
+#   --smp N           vCPUs (default 1; counts are then also split per vCPU).
+#                     QEMU 7.2 hangs bringing up a second vCPU under -icount,
+#                     so N > 1 runs without it: timer interrupts then follow
+#                     the host's speed and counts vary (up to ~1%)
+#
+# With --setup, or without a System.map, a first boot runs the setup and
+# reads /proc/kallsyms, so that loaded modules have symbols too (nokaslr:
+# the same addresses on the next boots); the result is cached by the
+# kernel, setup and files' contents.
 #
 # Reports: build/icount/LABEL/ (plugin records run-N.txt, guest and console
 # logs, report.txt). Needs qemu-system-x86 (7.2: plugin API 1), gcc,
@@ -38,7 +50,8 @@ log() { echo "icount: $*" >&2; }
 
 cmdline="$*"
 kernel= map= kdir= debian=0 runs=3 rounds=4 warmup=1 ops=16384 top=10 label=
-calls=() phases=()
+setup= smp=1
+calls=() phases=() files=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kdir) kdir=$2; shift ;;
@@ -52,6 +65,9 @@ while [ $# -gt 0 ]; do
 	--top) top=$2; shift ;;
 	--call) calls+=("$2"); shift ;;
 	--label) label=$2; shift ;;
+	--setup) setup=$2; shift ;;
+	--file) files+=("$2"); shift ;;
+	--smp) smp=$2; shift ;;
 	-h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option $1 (--help)" ;;
 	*) phases+=("$1") ;;
@@ -59,7 +75,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ ${#phases[@]} -gt 0 ] || phases=(fault4k allocfree)
-for n in "$runs" "$rounds" "$warmup" "$ops" "$top"; do
+for n in "$runs" "$rounds" "$warmup" "$ops" "$top" "$smp"; do
 	[[ $n =~ ^[0-9]+$ ]] || die "not a number: $n"
 done
 
@@ -72,7 +88,8 @@ debian_kernel() {
 	ver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
 		die "linux-source-6.1 is not installed"
 	for pkg in $(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' | cut -d' ' -f1 | sort -rV); do
-		if apt-cache show --no-all-versions "$pkg" | grep -qx "Version: $ver"; then
+		# no "| grep -q": its early exit fails the pipe under pipefail
+		if [ "$(apt-cache show --no-all-versions "$pkg" | sed -n 's/^Version: //p')" = "$ver" ]; then
 			break
 		fi
 		pkg=
@@ -108,6 +125,8 @@ fi
 [ -f "$kernel" ] || die "no kernel image $kernel"
 [ -z "$map" ] || [ -f "$map" ] || die "no symbol map $map"
 [ -n "$label" ] || label=$(basename "$kernel")
+[ -z "$setup" ] || [ -f "$setup" ] || die "no setup script $setup"
+for f in "${files[@]}"; do [ -f "$f" ] || die "no file $f"; done
 
 out=$repo/build/icount/$label
 work=$out/work
@@ -127,15 +146,23 @@ pack() {
 	local root=$work/root
 
 	rm -rf "$root"
-	mkdir -p "$root"/{bin,dev,proc,sys}
+	mkdir -p "$root"/{bin,dev,proc,sys,files}
 	cp /bin/busybox "$root/bin/busybox"
-	file -L /bin/busybox | grep -q 'statically linked' || die "/bin/busybox is not static (apt-get install busybox-static)"
+	[[ $(file -L /bin/busybox) == *"statically linked"* ]] || die "/bin/busybox is not static (apt-get install busybox-static)"
 	cp "$work/icount-work" "$root/icount-work"
 	install -m 0755 "$here/init" "$root/init"
+	[ -z "$setup" ] || install -m 0755 "$setup" "$root/setup.sh"
+	for f in "${files[@]}"; do cp "$f" "$root/files/"; done
 	echo "$1" >"$root/icount.mode"
 	echo "$2" >"$root/icount.args"
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
 }
+
+icount_opt=(-icount shift=1,sleep=off)
+if [ "$smp" -gt 1 ]; then
+	icount_opt=()
+	log "--smp $smp: without -icount (QEMU 7.2 hangs at the second vCPU's bring-up with it)"
+fi
 
 # boot NAME [PLUGIN-ARGS]: one boot; NAME.console (ttyS0), NAME.guest (ttyS1)
 boot() {
@@ -145,8 +172,8 @@ boot() {
 	: >"$out/$name.console"
 	: >"$out/$name.guest"
 	timeout --foreground "$timeout_s" qemu-system-x86_64 \
-		-nodefaults -no-reboot -display none -smp 1 -m "$mem" \
-		-accel tcg,thread=single -icount shift=1,sleep=off \
+		-nodefaults -no-reboot -display none -smp "$smp" -m "$mem" \
+		-accel tcg,thread=single "${icount_opt[@]}" \
 		-kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
 		-append "console=ttyS0,115200 panic=-1 rdinit=/init nokaslr norandmaps quiet" \
 		-serial "file:$out/$name.console" -serial "file:$out/$name.guest" \
@@ -158,9 +185,10 @@ boot() {
 		die "$name: the guest failed: $(tail -n 5 "$out/$name.guest")"
 }
 
-# Symbols of a kernel without System.map: its /proc/kallsyms, once per image.
-if [ -z "$map" ]; then
-	map=$cache/bench/kallsyms/$(sha256sum <"$kernel" | cut -c1-16).map
+# Symbols from the guest's /proc/kallsyms: for a kernel without System.map,
+# or modules loaded by --setup. Once per kernel, setup and files.
+if [ -z "$map" ] || [ -n "$setup" ]; then
+	map=$cache/bench/kallsyms/$(cat "$kernel" ${setup:+"$setup"} "${files[@]}" | sha256sum | cut -c1-16).map
 	if [ ! -s "$map" ]; then
 		log "reading /proc/kallsyms of $kernel (one boot)"
 		pack kallsyms ""
@@ -188,6 +216,6 @@ done
 	echo "kernel: $kernel"
 	echo "symbols: $map"
 	echo "command: tests/bench/icount/run.sh $cmdline"
-	echo "qemu: $(qemu-system-x86_64 --version | head -n 1); -smp 1 -accel tcg,thread=single -icount shift=1,sleep=off"
+	echo "qemu: $(qemu-system-x86_64 --version | head -n 1); -smp $smp -accel tcg,thread=single ${icount_opt[*]}"
 	python3 "$here/report.py" --phases "$work/phases.txt" --ops "$ops" --top "$top" "$out"/run-*.txt
 } | tee "$out/report.txt"
