@@ -32,6 +32,7 @@
 
 #define PAGE		4096UL
 #define MARK_STRIDE	16
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT	21
@@ -39,14 +40,14 @@
 
 /* 256 mark stubs; see the comment at the top. */
 asm(".pushsection .text.icount_marks,\"ax\",@progbits\n"
-    "\t.globl icount_marks\n"
-    "\t.balign 4096\n"
-    "icount_marks:\n"
-    "\t.rept 256\n"
-    "\t.balign 16\n"
-    "\tret\n"
-    "\t.endr\n"
-    "\t.popsection\n");
+	"\t.globl icount_marks\n"
+	"\t.balign 4096\n"
+	"icount_marks:\n"
+	"\t.rept 256\n"
+	"\t.balign 16\n"
+	"\tret\n"
+	"\t.endr\n"
+	"\t.popsection\n");
 extern const char icount_marks[];
 
 static void mark(unsigned int id)
@@ -86,7 +87,8 @@ static void nothing(struct ctx *c)
 }
 
 /* fault4k: one op = one write fault on a fresh 4K anonymous page, plus
- * its share of the mmap and munmap (the unmap frees the pages) */
+ * its share of the mmap and munmap (the unmap frees the pages)
+ */
 static void fault4k_run(struct ctx *c)
 {
 	char *p = map_anon(c->ops * PAGE);
@@ -99,7 +101,8 @@ static void fault4k_run(struct ctx *c)
 }
 
 /* allocfree: one op = mmap one page, write it (page allocated), munmap
- * (page freed): a page alloc+free pair with a VMA's setup around it */
+ * (page freed): a page alloc+free pair with a VMA's setup around it
+ */
 static void allocfree_run(struct ctx *c)
 {
 	long i;
@@ -117,7 +120,8 @@ static void allocfree_run(struct ctx *c)
 }
 
 /* dontneed: one op = write fault on one page of a mapping that stays,
- * then MADV_DONTNEED (page freed): an alloc+free pair without VMA work */
+ * then MADV_DONTNEED (page freed): an alloc+free pair without VMA work
+ */
 static void dontneed_setup(struct ctx *c)
 {
 	c->buf = map_anon(PAGE);
@@ -157,7 +161,8 @@ static void fill(char *p, long pages)
 }
 
 /* pageout: one op = one dirty anonymous page written to swap by
- * MADV_PAGEOUT (needs swap on; fails if nothing left memory) */
+ * MADV_PAGEOUT (needs swap on; fails if nothing left memory)
+ */
 static void pageout_setup(struct ctx *c)
 {
 	c->buf = map_anon(c->ops * PAGE);
@@ -219,7 +224,8 @@ static void swapin_run(struct ctx *c)
 
 /* repstos: one op = "rep stosb" of 4096 bytes and "rep stosq" of 512
  * quadwords in user space, to calibrate how string instructions count
- * (QEMU 7.2 counts every iteration: user/op is 4617, not about 10) */
+ * (QEMU 7.2 counts every iteration: user/op is 4617, not about 10)
+ */
 static void repstos_setup(struct ctx *c)
 {
 	c->buf = map_anon(PAGE);
@@ -265,7 +271,7 @@ static const struct phase phases[] = {
 	  repstos_setup, repstos_run, dontneed_teardown },
 };
 
-#define NPHASES (sizeof(phases) / sizeof(phases[0]))
+#define NPHASES ARRAY_SIZE(phases)
 
 static const struct phase *find_phase(const char *name)
 {

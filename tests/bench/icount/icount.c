@@ -69,6 +69,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define MAX_CALLS	64
 #define MAX_VCPUS	64
 #define MAX_TOP		100
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 struct sym {
 	uint64_t addr;
@@ -357,15 +358,27 @@ static void add(struct qemu_plugin_tb *tb, uint64_t *ctr, uint64_t n)
 						 ctr, n);
 }
 
+static uint64_t insn_addr(struct qemu_plugin_tb *tb, size_t i)
+{
+	return qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
+}
+
+/* +1 per execution of one instruction (rep string: per iteration) */
+static void add_insn(struct qemu_plugin_insn *insn, uint64_t *ctr)
+{
+	qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+						   ctr, 1);
+}
+
 static void kernel_tb(struct qemu_plugin_tb *tb, uint64_t pc, size_t n)
 {
 	size_t i = 0, f, j;
 	int c;
 
 	while (i < n) {
-		f = sym_find(qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i)));
+		f = sym_find(insn_addr(tb, i));
 		for (j = i + 1; j < n; j++)
-			if (sym_find(qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, j))) != f)
+			if (sym_find(insn_addr(tb, j)) != f)
 				break;
 		add(tb, &fn_insns[f], j - i);
 		i = j;
@@ -392,22 +405,18 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (!is_rep_string(qemu_plugin_insn_data(insn),
 				   qemu_plugin_insn_size(insn)))
 			continue;
-		qemu_plugin_register_vcpu_insn_exec_inline(insn,
-			QEMU_PLUGIN_INLINE_ADD_U64,
-			kernel ? &tot.rep_kernel : &tot.rep_user, 1);
+		add_insn(insn, kernel ? &tot.rep_kernel : &tot.rep_user);
 		if (kernel && nsyms)
-			qemu_plugin_register_vcpu_insn_exec_inline(insn,
-				QEMU_PLUGIN_INLINE_ADD_U64,
-				&fn_rep[sym_find(qemu_plugin_insn_vaddr(insn))], 1);
+			add_insn(insn, &fn_rep[sym_find(qemu_plugin_insn_vaddr(insn))]);
 	}
 	if (kernel && nsyms)
 		kernel_tb(tb, pc, n);
 	if (!kernel && mark_base && pc >= mark_base &&
 	    pc < mark_base + MARK_COUNT * MARK_STRIDE &&
 	    (pc - mark_base) % MARK_STRIDE == 0)
-		qemu_plugin_register_vcpu_tb_exec_cb(tb, do_mark,
-			QEMU_PLUGIN_CB_NO_REGS,
-			(void *)(uintptr_t)((pc - mark_base) / MARK_STRIDE));
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, do_mark, QEMU_PLUGIN_CB_NO_REGS,
+						     (void *)(uintptr_t)((pc - mark_base) /
+									 MARK_STRIDE));
 }
 
 static void at_exit(qemu_plugin_id_t id, void *udata)
@@ -459,7 +468,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		fprintf(stderr, "icount: at most %d vCPUs\n", MAX_VCPUS);
 		return -1;
 	}
-	for (i = 0; i < sizeof(default_calls) / sizeof(default_calls[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(default_calls); i++)
 		if (add_call(default_calls[i]))
 			return -1;
 	for (a = 0; a < argc; a++) {
