@@ -3,6 +3,11 @@
 """Tables from icount.so's records (tests/bench/icount/run.sh calls this).
 
     report.py --phases PHASES.txt --ops N [--top N] RUN.txt...
+    report.py --compare build/icount/A build/icount/B...
+
+--compare puts run.sh's report directories side by side: per phase the
+mean kernel instructions per op of each, its change against the first,
+user instructions, lock calls per op and the spread of its rounds.
 
 PHASES.txt is "icount-work --list". Each RUN.txt is one boot's records;
 mark N (N > 0) closes one round of phase N. Per phase it prints, per run
@@ -54,7 +59,53 @@ def spread(values):
     return (max(values) - lo) / lo * 100 if lo else 0.0
 
 
+def read_phases(path):
+    phases = []
+    with open(path) as f:
+        for line in f:
+            pid, name, what = line.rstrip("\n").split(" ", 2)
+            phases.append((int(pid), name, what))
+    return phases
+
+
+def compare(dirs):
+    """Side by side: mean counts per op of each report directory, and the
+    change against the first."""
+    import glob
+    import os
+    import re
+
+    cols = []
+    for d in dirs:
+        with open(os.path.join(d, "report.txt")) as f:
+            ops = int(re.search(r"(\d+) ops per round", f.read()).group(1))
+        runs = [parse(p) for p in sorted(glob.glob(os.path.join(d, "run-*.txt")))]
+        cols.append((os.path.basename(d.rstrip("/")), ops, runs))
+    phases = read_phases(os.path.join(dirs[0], "work", "phases.txt"))
+    print(f"{'phase':<10} {'kernel':<28} {'kernel/op':>10} {'change':>8} "
+          f"{'user/op':>8} {'locks/op':>8} {'trylock/op':>10} {'spread':>7}")
+    for pid, name, _ in phases:
+        base = None
+        for label, ops, runs in cols:
+            ms = [m for r in runs for m in r if m["id"] == pid]
+            if not ms:
+                continue
+            k = [m["kernel"] / ops for m in ms]
+            mean = sum(k) / len(k)
+            base = base or mean
+            n = len(ms) * ops
+            locks = sum(m["calls"].get(x, 0) for m in ms for x in LOCKS) / n
+            tl = sum(m["calls"].get(x, 0) for m in ms for x in TRYLOCKS) / n
+            user = sum(m["user"] for m in ms) / n
+            print(f"{name:<10} {label:<28} {mean:>10.2f} "
+                  f"{(mean / base - 1) * 100:>+7.2f}% {user:>8.2f} "
+                  f"{locks:>8.3f} {tl:>10.3f} {spread(k):>6.3f}%")
+    return 0
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--compare":
+        return compare(sys.argv[2:])
     ap = argparse.ArgumentParser()
     ap.add_argument("--phases", required=True)
     ap.add_argument("--ops", type=int, required=True)
@@ -62,11 +113,7 @@ def main():
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
 
-    phases = []
-    with open(a.phases) as f:
-        for line in f:
-            pid, name, what = line.rstrip("\n").split(" ", 2)
-            phases.append((int(pid), name, what))
+    phases = read_phases(a.phases)
     runs = [parse(p) for p in a.runs]
     ops = a.ops
     bad = False
