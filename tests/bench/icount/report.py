@@ -176,6 +176,15 @@ def main():
                   "bytes each, clear_page_erms: 1):")
             for fn, v in reps.most_common(5):
                 print(f"  {v / n:>10.2f}  {fn}")
+        if name == "repstos":
+            # 4096 + 1 for rep stosb, 512 + 1 for rep stosq, and the
+            # loop's few (7 with gcc 12 -O2)
+            user = [m["user"] / ops for m in allm]
+            ok = all(4612 <= u <= 4630 for u in user)
+            print(f"check: repstos user/op {min(user):.2f}..{max(user):.2f}, "
+                  f"expected 4610 + the loop's few (each rep iteration "
+                  f"counts): {'ok' if ok else 'FAILED'}")
+            bad = bad or not ok
     return 1 if bad else 0
 
 
