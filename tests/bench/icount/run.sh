@@ -49,8 +49,8 @@ die() { echo "icount: error: $*" >&2; exit 1; }
 log() { echo "icount: $*" >&2; }
 
 cmdline="$*"
-kernel= map= kdir= debian=0 runs=3 rounds=4 warmup=1 ops=16384 top=10 label=
-setup= smp=1
+kernel='' map='' kdir='' debian=0 runs=3 rounds=4 warmup=1 ops=16384 top=10 label=''
+setup='' smp=1
 calls=() phases=() files=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -158,7 +158,7 @@ pack() {
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
 }
 
-icount_opt=(-icount shift=1,sleep=off)
+icount_opt=(-icount 'shift=1,sleep=off')
 if [ "$smp" -gt 1 ]; then
 	icount_opt=()
 	log "--smp $smp: without -icount (QEMU 7.2 hangs at the second vCPU's bring-up with it)"
