@@ -110,6 +110,7 @@ def main():
     ap.add_argument("--phases", required=True)
     ap.add_argument("--ops", type=int, required=True)
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--rounds", type=int, help="expected rounds per run")
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
 
@@ -122,7 +123,11 @@ def main():
         per_run = [[m for m in marks if m["id"] == pid] for marks in runs]
         if not any(per_run):
             continue
-        if len({len(r) for r in per_run}) != 1:
+        if a.rounds and any(len(r) != a.rounds for r in per_run):
+            print(f"{name}: expected {a.rounds} rounds per run, got "
+                  f"{[len(r) for r in per_run]} (a mark missed or doubled)")
+            bad = True
+        elif len({len(r) for r in per_run}) != 1:
             print(f"{name}: runs have different round counts: "
                   f"{[len(r) for r in per_run]}")
             bad = True

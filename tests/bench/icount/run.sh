@@ -217,5 +217,6 @@ done
 	echo "symbols: $map"
 	echo "command: tests/bench/icount/run.sh $cmdline"
 	echo "qemu: $(qemu-system-x86_64 --version | head -n 1); -smp $smp -accel tcg,thread=single ${icount_opt[*]}"
-	python3 "$here/report.py" --phases "$work/phases.txt" --ops "$ops" --top "$top" "$out"/run-*.txt
+	python3 "$here/report.py" --phases "$work/phases.txt" --ops "$ops" --top "$top" \
+		--rounds "$rounds" "$out"/run-*.txt
 } | tee "$out/report.txt"
