@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * icount-work: the guest side of the instruction-count benchmarks. Runs
+ * phases of memory operations between marks that the icount.so plugin
+ * sees (tests/bench/icount/run.sh boots it).
+ *
+ *   icount-work [-n OPS] [-r ROUNDS] [-w WARMUP] PHASE...
+ *   icount-work --list        "ID NAME DESCRIPTION" of every phase
+ *   icount-work --marks       address of the mark stubs (also: nm)
+ *
+ * Mark scheme. QEMU 7.2's plugin API cannot read guest registers or
+ * memory, so a mark's argument is encoded in where it jumps: 256 stubs of
+ * one "ret" each, 16 bytes apart, in their own section of this static,
+ * non-PIE program (fixed addresses); mark(N) calls stub N, and the plugin,
+ * given the stubs' address, reports the counters at every block that
+ * starts at a stub. Mark N closes the region since the previous mark and
+ * names it: 0 means "not measured" (setup, output, warm-up rounds), any
+ * other ID is the phase of that ID in the table below, which --list prints
+ * for the host. Each measured region is exactly one phase's run() for OPS
+ * operations; setup and teardown happen outside it.
+ *
+ * Adding a phase: write setup/run/teardown functions and add a line to
+ * phases[] with a new ID (IDs must stay stable: reports key on them).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#define PAGE		4096UL
+#define MARK_STRIDE	16
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT	21
+#endif
+
+/* 256 mark stubs; see the comment at the top. */
+asm(".pushsection .text.icount_marks,\"ax\",@progbits\n"
+	"\t.globl icount_marks\n"
+	"\t.balign 4096\n"
+	"icount_marks:\n"
+	"\t.rept 256\n"
+	"\t.balign 16\n"
+	"\tret\n"
+	"\t.endr\n"
+	"\t.popsection\n");
+extern const char icount_marks[];
+
+static void mark(unsigned int id)
+{
+	void (*stub)(void) = (void (*)(void))(icount_marks + id * MARK_STRIDE);
+
+	stub();
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "icount-work: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* State a phase keeps between setup, run and teardown. */
+struct ctx {
+	char *buf;
+	long ops;
+};
+
+static char *map_anon(size_t len)
+{
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap");
+	/* 4K faults, even where THP is "always" (Debian's kernels) */
+	if (madvise(p, len, MADV_NOHUGEPAGE))
+		die("madvise(MADV_NOHUGEPAGE)");
+	return p;
+}
+
+static void nothing(struct ctx *c)
+{
+}
+
+/* fault4k: one op = one write fault on a fresh 4K anonymous page, plus
+ * its share of the mmap and munmap (the unmap frees the pages)
+ */
+static void fault4k_run(struct ctx *c)
+{
+	char *p = map_anon(c->ops * PAGE);
+	long i;
+
+	for (i = 0; i < c->ops; i++)
+		p[i * PAGE] = 1;
+	if (munmap(p, c->ops * PAGE))
+		die("munmap");
+}
+
+/* allocfree: one op = mmap one page, write it (page allocated), munmap
+ * (page freed): a page alloc+free pair with a VMA's setup around it
+ */
+static void allocfree_run(struct ctx *c)
+{
+	long i;
+
+	for (i = 0; i < c->ops; i++) {
+		char *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		*p = 1;
+		if (munmap(p, PAGE))
+			die("munmap");
+	}
+}
+
+/* dontneed: one op = write fault on one page of a mapping that stays,
+ * then MADV_DONTNEED (page freed): an alloc+free pair without VMA work
+ */
+static void dontneed_setup(struct ctx *c)
+{
+	c->buf = map_anon(PAGE);
+}
+
+static void dontneed_run(struct ctx *c)
+{
+	long i;
+
+	for (i = 0; i < c->ops; i++) {
+		c->buf[0] = 1;
+		if (madvise(c->buf, PAGE, MADV_DONTNEED))
+			die("madvise(MADV_DONTNEED)");
+	}
+}
+
+static void unmap_buf(struct ctx *c)
+{
+	if (munmap(c->buf, c->ops > 0 ? c->ops * PAGE : PAGE))
+		die("munmap");
+}
+
+static void dontneed_teardown(struct ctx *c)
+{
+	if (munmap(c->buf, PAGE))
+		die("munmap");
+}
+
+/* Pages worth compressing about 2:1, different per page. */
+static void fill(char *p, long pages)
+{
+	long i, j;
+
+	for (i = 0; i < pages; i++)
+		for (j = 0; j < (long)(PAGE / 8); j += 2)
+			((unsigned long *)(p + i * PAGE))[j] = i * 0x9e3779b97f4a7c15UL + j;
+}
+
+/* pageout: one op = one dirty anonymous page written to swap by
+ * MADV_PAGEOUT (needs swap on; fails if nothing left memory)
+ */
+static void pageout_setup(struct ctx *c)
+{
+	c->buf = map_anon(c->ops * PAGE);
+	fill(c->buf, c->ops);
+}
+
+static long resident(struct ctx *c)
+{
+	unsigned char *vec = malloc(c->ops);
+	long i, n = 0;
+
+	if (!vec)
+		die("malloc");
+	if (mincore(c->buf, c->ops * PAGE, vec))
+		die("mincore");
+	for (i = 0; i < c->ops; i++)
+		n += vec[i] & 1;
+	free(vec);
+	return n;
+}
+
+static void pageout_run(struct ctx *c)
+{
+	if (madvise(c->buf, c->ops * PAGE, MADV_PAGEOUT))
+		die("madvise(MADV_PAGEOUT)");
+}
+
+static void pageout_teardown(struct ctx *c)
+{
+	long left = resident(c);
+
+	if (left > c->ops / 100) {
+		fprintf(stderr, "icount-work: pageout: %ld of %ld pages still resident (swap on?)\n",
+			left, c->ops);
+		exit(1);
+	}
+	unmap_buf(c);
+}
+
+/* swapin: one op = one read fault on a swapped-out page */
+static void swapin_setup(struct ctx *c)
+{
+	pageout_setup(c);
+	pageout_run(c);
+	if (resident(c) > c->ops / 100) {
+		fprintf(stderr, "icount-work: swapin: pages did not leave memory (swap on?)\n");
+		exit(1);
+	}
+}
+
+static void swapin_run(struct ctx *c)
+{
+	volatile char *p = c->buf;
+	long i;
+
+	for (i = 0; i < c->ops; i++)
+		(void)p[i * PAGE];
+}
+
+/* repstos: one op = "rep stosb" of 4096 bytes and "rep stosq" of 512
+ * quadwords in user space, to calibrate how string instructions count
+ * (QEMU 7.2 counts every iteration: user/op is 4617, not about 10)
+ */
+static void repstos_setup(struct ctx *c)
+{
+	c->buf = map_anon(PAGE);
+	c->buf[0] = 1;
+}
+
+static void repstos_run(struct ctx *c)
+{
+	long i;
+
+	for (i = 0; i < c->ops; i++) {
+		void *d = c->buf;
+		unsigned long n = PAGE;
+
+		asm volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(0) : "memory");
+		d = c->buf;
+		n = PAGE / 8;
+		asm volatile("rep stosq" : "+D"(d), "+c"(n) : "a"(0) : "memory");
+	}
+}
+
+struct phase {
+	unsigned int id;	/* mark ID, 1..255, stable */
+	const char *name;
+	const char *what;	/* what one op is */
+	void (*setup)(struct ctx *c);
+	void (*run)(struct ctx *c);
+	void (*teardown)(struct ctx *c);
+};
+
+static const struct phase phases[] = {
+	{ 1, "fault4k", "4K anonymous write fault (mmap, touch, munmap)",
+	  nothing, fault4k_run, nothing },
+	{ 2, "allocfree", "page alloc+free: mmap 1 page, touch, munmap",
+	  nothing, allocfree_run, nothing },
+	{ 3, "dontneed", "page alloc+free: touch, MADV_DONTNEED",
+	  dontneed_setup, dontneed_run, dontneed_teardown },
+	{ 4, "pageout", "swap-out of a dirty anon page (MADV_PAGEOUT)",
+	  pageout_setup, pageout_run, pageout_teardown },
+	{ 5, "swapin", "swap-in read fault",
+	  swapin_setup, swapin_run, unmap_buf },
+	{ 6, "repstos", "user rep stosb of 4096 bytes + rep stosq of 512 quadwords",
+	  repstos_setup, repstos_run, dontneed_teardown },
+};
+
+#define NPHASES ARRAY_SIZE(phases)
+
+static const struct phase *find_phase(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NPHASES; i++)
+		if (!strcmp(phases[i].name, name))
+			return &phases[i];
+	return NULL;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: icount-work [-n OPS] [-r ROUNDS] [-w WARMUP] PHASE...\n"
+		"       icount-work --list | --marks\n");
+	exit(2);
+}
+
+static long number(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || *end || v < 0)
+		usage();
+	return v;
+}
+
+/* Let the serial port drain, so its interrupts land before the region. */
+static void settle(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+	tcdrain(STDOUT_FILENO);
+	usleep(10000);
+}
+
+int main(int argc, char **argv)
+{
+	const struct phase *run[NPHASES];
+	long ops = 16384, rounds = 4, warmup = 1, r;
+	int opt, nrun = 0, i;
+	size_t k;
+
+	if (argc == 2 && !strcmp(argv[1], "--list")) {
+		for (k = 0; k < NPHASES; k++)
+			printf("%u %s %s\n", phases[k].id, phases[k].name,
+			       phases[k].what);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--marks")) {
+		printf("%p\n", (const void *)icount_marks);
+		return 0;
+	}
+	while ((opt = getopt(argc, argv, "n:r:w:")) != -1) {
+		switch (opt) {
+		case 'n':
+			ops = number(optarg);
+			break;
+		case 'r':
+			rounds = number(optarg);
+			break;
+		case 'w':
+			warmup = number(optarg);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind == argc || argc - optind > (int)NPHASES || !ops)
+		usage();
+	for (i = optind; i < argc; i++) {
+		run[nrun] = find_phase(argv[i]);
+		if (!run[nrun]) {
+			fprintf(stderr, "icount-work: no phase %s (--list)\n", argv[i]);
+			return 2;
+		}
+		nrun++;
+	}
+
+	printf("icount-work: marks %p ops %ld rounds %ld warmup %ld\n",
+	       (const void *)icount_marks, ops, rounds, warmup);
+	for (r = 0; r < warmup + rounds; r++) {
+		for (i = 0; i < nrun; i++) {
+			struct ctx c = { .ops = ops };
+
+			run[i]->setup(&c);
+			settle();
+			mark(0);
+			run[i]->run(&c);
+			mark(r < warmup ? 0 : run[i]->id);
+			run[i]->teardown(&c);
+		}
+	}
+	printf("icount-work: done\n");
+	settle();
+	return 0;
+}
