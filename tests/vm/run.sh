@@ -15,6 +15,8 @@
 #   MMTUNE_VM_STALL      seconds without a new line on the TAP port before
 #                        the run is killed (default: the longest time limit
 #                        of the chosen tests plus the cleanup's, plus 120)
+#   MMTUNE_VM_BOOT_TIMEOUT  seconds for the guest to reach its tests
+#                        (default 180; a boot stuck in the kernel)
 #   MMTUNE_VM_TIMEOUT_SCALE  multiplies every guest test's time limit
 #                        (default 1; slower kernels, e.g. the debug one)
 #   MMTUNE_VM_DUMP_MEMORY  1: a hung guest's memory is also saved
@@ -43,6 +45,7 @@ timeout_s=${MMTUNE_VM_TIMEOUT:-1500}
 mem=${MMTUNE_VM_MEM:-2G}
 accel=${MMTUNE_VM_ACCEL:-tcg}
 timeout_scale=${MMTUNE_VM_TIMEOUT_SCALE:-1}
+boot_timeout_s=$(( ${MMTUNE_VM_BOOT_TIMEOUT:-180} * timeout_scale ))
 die() { echo "vm: error: $*" >&2; exit 1; }
 
 mode=test
@@ -268,6 +271,8 @@ while kill -0 $qemu_pid 2>/dev/null; do
 	fi
 	if [ $((now - start)) -ge "$timeout_s" ]; then
 		killed="timeout after ${timeout_s}s"
+	elif [ "$size" = 0 ] && [ $((now - start)) -ge "$boot_timeout_s" ]; then
+		killed="the guest did not reach its tests in ${boot_timeout_s}s"
 	elif [ $((now - last_change)) -ge "$stall_s" ]; then
 		killed="no TAP output for ${stall_s}s"
 	fi
