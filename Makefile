@@ -4,6 +4,8 @@
 #   make modules   mmtune.ko and the test modules against that kernel
 #   make run       the main job: boot the kernel with mmtune in qemu, show it
 #   make check     every test suite (unit, static, VM), one summary line
+#   make check-debug  the VM suite on the debug kernel (KASAN, kmemleak,
+#                  DEBUG_PAGEALLOC, lockdep) with preempt=full
 #   make unit | style | userspace | vm-check   one suite
 #   make packages          mmtune and mmtune-dkms .deb and .rpm (build/packaging/out)
 #   make kernel-packages   the patched kernel as .deb and .rpm (cached)
@@ -35,6 +37,12 @@ run: modules
 check: modules
 	tests/run-all.sh
 
+kernel-debug:
+	scripts/kernel-build.sh --variant debug
+
+check-debug:
+	tests/vm/check-debug.sh
+
 unit:
 	$(MAKE) -C tests/unit check
 
@@ -57,8 +65,8 @@ check-packaging:
 	tests/packaging/run.sh --full
 
 clean:
-	rm -rf build/unit build/vm build/vm-failed-* build/test-logs build/packaging
+	rm -rf build/unit build/vm build/vm-failed-* build/debug build/test-logs build/packaging
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel modules run check unit style userspace vm-check clean packages kernel-packages check-packaging
+.PHONY: all setup kernel modules run check kernel-debug check-debug unit style userspace vm-check clean packages kernel-packages check-packaging

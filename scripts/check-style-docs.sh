@@ -8,6 +8,7 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 kdir=${KDIR:-$repo/build/kernel}
 cd "$repo"
+. tests/lib/tap.sh
 
 checks=()
 # Tracked sources only: kbuild's generated *.mod.c are not ours.
@@ -35,11 +36,9 @@ xmacro_ok() {
 	done
 }
 
-echo "TAP version 13"
-echo "1..${#checks[@]}"
-n=0 rc=0
+tap_header
+tap_plan ${#checks[@]}
 for c in "${checks[@]}"; do
-	n=$((n + 1))
 	set -- $c
 	case "$1" in
 	checkpatch)
@@ -56,11 +55,10 @@ for c in "${checks[@]}"; do
 		out=$(perl "$kdir/scripts/get_abi.pl" --dir "$3" "$2" 2>&1 >/dev/null) ;;
 	esac
 	if [ -z "$out" ]; then
-		echo "ok $n $c"
+		tap_ok "$c"
 	else
-		echo "not ok $n $c"
-		echo "$out" | sed 's/^/# /'
-		rc=1
+		tap_not_ok "$c"
+		tap_diag "$out"
 	fi
 done
-exit $rc
+[ "$tap_failed" -eq 0 ]

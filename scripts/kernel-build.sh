@@ -4,6 +4,11 @@
 #   scripts/kernel-build.sh            build if needed, link build/kernel
 #   scripts/kernel-build.sh --kdir     print the tree of the current inputs
 #                                      (building it first if needed)
+#   scripts/kernel-build.sh --variant debug [--kdir]
+#                                      the debug kernel: test-vm.config plus
+#                                      debug.config (KASAN, kmemleak, ...),
+#                                      linked as build/kernel-debug
+# MMTUNE_KERNEL_VARIANT=debug does what --variant debug does.
 #
 # Cache ($MMTUNE_CACHE, default ~/.cache/mmtune):
 #   pristine/linux-source-6.1_<pkgver>/  the unpacked tarball, never modified
@@ -21,15 +26,29 @@ series_dir=$repo/kernel-patches/6.1
 fragment=$repo/kernel-patches/configs/test-vm.config
 keep_trees=${MMTUNE_KEEP_TREES:-6}
 print_kdir=0
-[ "${1:-}" = "--kdir" ] && print_kdir=1
+variant=${MMTUNE_KERNEL_VARIANT:-test}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kdir) print_kdir=1 ;;
+	--variant) variant=${2:-}; shift ;;
+	*) echo "usage: $0 [--variant test|debug] [--kdir]" >&2; exit 2 ;;
+	esac
+	shift
+done
 
 log() { echo "kernel-build: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 . "$repo/scripts/kernel-lib.sh"
+case "$variant" in
+test) fragments=("$fragment") link=kernel ;;
+debug) fragments=("$fragment" "$repo/kernel-patches/configs/debug.config") link=kernel-debug ;;
+*) die "unknown kernel variant '$variant' (test or debug)" ;;
+esac
+
 kernel_source
 mkdir -p "$cache/kernels"
-key=$(kernel_inputs_key test "$0" "$fragment")
+key=$(kernel_inputs_key "$variant" "$0" "${fragments[@]}")
 kdir=$cache/kernels/6.1-$key
 tree=$kdir/linux
 
@@ -38,8 +57,8 @@ link_tree() {
 	sed 's/^/kernel-build: /' "$kdir/build-info.txt" >&2
 	touch "$kdir/.complete"		# mtime = last use, for pruning
 	mkdir -p "$repo/build"
-	ln -sfn "$tree" "$repo/build/kernel"
-	cp "$kdir/build-info.txt" "$repo/build/kernel-build-info.txt"
+	ln -sfn "$tree" "$repo/build/$link"
+	cp "$kdir/build-info.txt" "$repo/build/$link-build-info.txt"
 }
 
 # A completed tree is never modified again: a cache hit needs no lock, so
@@ -56,11 +75,11 @@ series_info=$(kernel_series_info)
 if [ -f "$kdir/.complete" ]; then
 	log "cache hit: $src_pkg $pkgver, key $key (built while waiting)"
 else
-	log "building $src_pkg $pkgver with $(grep -cv '^#' "$series_dir/series") patch(es), key $key"
+	log "building the $variant kernel: $src_pkg $pkgver with $(grep -cv '^#' "$series_dir/series") patch(es), key $key"
 	start=$(date +%s)
 	rm -rf "$kdir"
 	mkdir -p "$kdir"
-	kernel_prepare_tree "$tree" "$kdir" "$fragment"
+	kernel_prepare_tree "$tree" "$kdir" "${fragments[@]}"
 	cd "$tree"
 
 	export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$tree CCACHE_MAXSIZE=5G
@@ -76,7 +95,10 @@ else
 		echo "source_version: $pkgver"
 		echo "kernelrelease: $(make -s kernelrelease)"
 		echo "key: $key"
-		echo "config_fragment: $(sha256sum "$fragment" | cut -d' ' -f1)"
+		echo "variant: $variant"
+		for f in "${fragments[@]}"; do
+			echo "config_fragment: $(basename "$f") $(sha256sum "$f" | cut -d' ' -f1)"
+		done
 		echo "$series_info"
 		echo "built: $(date -u +%FT%TZ)"
 		echo "build_seconds: $secs"

@@ -254,7 +254,7 @@ ko_in_vm() {
 	out=$(KDIR=$kdir MMTUNE_VM_KO=$ko tests/vm/run.sh --tests '2[01]-*' 2>&1) || rc=$?
 	echo "$out" >"$pk_logs/vm-dkms-ko.log"
 	note "$out"
-	if [ $rc -eq 0 ] && grep -q '^vm: ok .*module-load' <<<"$out" && grep -q '^vm: ok .*sysfs-docs' <<<"$out"; then
+	if [ $rc -eq 0 ] && grep -q '^ok .*module-load' <<<"$out" && grep -q '^ok .*sysfs-docs' <<<"$out"; then
 		ok "DKMS-built mmtune.ko loads in the VM on $rel: module-load and sysfs-docs guest tests pass"
 	else
 		not_ok "DKMS-built mmtune.ko loads in the VM on $rel (run.sh exit $rc)"

@@ -1,12 +1,11 @@
 # Helpers sourced by tests/packaging/*.sh.
 
-# TAP output: ok/not ok with a running number; failures do not stop a run.
-tap_n=0
-tap_failed=0
-tap_skipped=0
-ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n $*"; }
-not_ok() { tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n $*"; }
-skip() { tap_n=$((tap_n + 1)); tap_skipped=$((tap_skipped + 1)); echo "ok $tap_n $1 # SKIP $2"; }
+# TAP output (tests/lib/tap.sh): ok/not ok with a running number; failures
+# do not stop a run.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+ok() { tap_ok "$@"; }
+not_ok() { tap_not_ok "$@"; }
+skip() { tap_skip "$1" "$2"; }
 # check NAME CMD...: one test from a command's exit status; its output is
 # shown as TAP comments.
 check() {
@@ -16,7 +15,7 @@ check() {
 	if [ $rc -eq 0 ]; then ok "$name"; else not_ok "$name (exit $rc)"; fi
 	return $rc
 }
-note() { printf '%s\n' "$*" | sed 's/^/# /'; }
+note() { tap_diag "$*"; }
 
 # in_root ROOT CMD...: run CMD chrooted into ROOT with /proc, /sys and /dev
 # mounted in a private mount namespace (gone when the command ends).

@@ -30,7 +30,7 @@ esac
 . tests/packaging/full.sh
 
 start=$(date +%s)
-echo "TAP version 13"
+tap_header
 if ! grep -qE '^install:' systemd/Makefile 2>/dev/null; then
 	skip "packaging suite" "systemd/Makefile has no install target yet: the mmtune tools package needs it (issue 7)"
 else
@@ -40,7 +40,7 @@ else
 		full_checks
 	fi
 fi
-echo "1..$tap_n"
+tap_plan "$tap_n"
 echo "# packaging ($mode) in $(( $(date +%s) - start ))s"
 echo "packaging: $((tap_n - tap_failed - tap_skipped)) passed, $tap_failed failed, $tap_skipped skipped"
 [ $tap_failed -eq 0 ]

@@ -12,6 +12,15 @@
 # Environment:
 #   KDIR                 kernel tree (default: build/kernel)
 #   MMTUNE_VM_TIMEOUT    seconds before the run is killed (default 1500)
+#   MMTUNE_VM_STALL      seconds without a new line on the TAP port before
+#                        the run is killed (default: the longest time limit
+#                        of the chosen tests plus the cleanup's, plus 120)
+#   MMTUNE_VM_BOOT_TIMEOUT  seconds for the guest to reach its tests
+#                        (default 180; a boot stuck in the kernel)
+#   MMTUNE_VM_TIMEOUT_SCALE  multiplies every guest test's time limit
+#                        (default 1; slower kernels, e.g. the debug one)
+#   MMTUNE_VM_DUMP_MEMORY  1: a hung guest's memory is also saved
+#                        (dump-guest-memory, as large as the guest's RAM)
 #   MMTUNE_VM_MEM        guest memory (default 2G)
 #   MMTUNE_VM_ACCEL      tcg (default) or kvm; kvm crawls and dies on these
 #                        machines, so it is opt-in only
@@ -21,6 +30,8 @@
 #   MMTUNE_VM_DISK_BPS   throttle the virtio swap disk to this many bytes/s
 #                        (qemu throttling.bps-total), so that disk swap is
 #                        not a page-cache-backed file in disguise
+#   MMTUNE_VM_PROBE_KO   mmtune_probe.ko to use instead of tests/kmod's
+#   MMTUNE_VM_APPEND     more kernel parameters (e.g. preempt=full)
 #   MMTUNE_VM_NUMA       1: two NUMA nodes, half the memory and one CPU
 #                        each (test 58 then migrates with move_pages())
 #
@@ -33,6 +44,10 @@ out=$repo/build/vm
 timeout_s=${MMTUNE_VM_TIMEOUT:-1500}
 mem=${MMTUNE_VM_MEM:-2G}
 accel=${MMTUNE_VM_ACCEL:-tcg}
+timeout_scale=${MMTUNE_VM_TIMEOUT_SCALE:-1}
+boot_timeout_s=$(( ${MMTUNE_VM_BOOT_TIMEOUT:-180} * timeout_scale ))
+die() { echo "vm: error: $*" >&2; exit 1; }
+
 mode=test
 tests='*'
 bench=
@@ -61,12 +76,10 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-die() { echo "vm: error: $*" >&2; exit 1; }
-
 bzimage=$kdir/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || die "no kernel at $bzimage (make kernel)"
 mmtune_ko=${MMTUNE_VM_KO:-$repo/module/mmtune.ko}
-probe_ko=$repo/tests/kmod/mmtune_probe.ko
+probe_ko=${MMTUNE_VM_PROBE_KO:-$repo/tests/kmod/mmtune_probe.ko}
 [ -f "$mmtune_ko" ] || die "missing $mmtune_ko (make modules)"
 [ -f "$probe_ko" ] || [ -n "${MMTUNE_VM_KO:-}" ] || die "missing $probe_ko (make modules)"
 
@@ -143,6 +156,7 @@ cp "$mmtune_ko" "$root/mmtune/mmtune.ko"
 # busybox modinfo needs modules.dep; the host's modinfo tells the guest tests.
 modinfo -F version "$mmtune_ko" >"$root/mmtune/mmtune.version"
 cp "$repo"/tests/vm/guest/* "$root/"
+cp "$repo/tests/lib/tap.sh" "$root/tap.sh"
 cp "$repo"/tests/vm/tests/*.sh "$root/tests/"
 cp "$repo"/tests/bench/*.sh "$root/bench/"
 cp "$repo"/sysfs-docs/* "$root/sysfs-docs/"
@@ -155,28 +169,119 @@ disk_opts=
 [ -n "$disk_bps" ] && disk_opts=",throttling.bps-total=$disk_bps"
 
 # --- boot ------------------------------------------------------------------
+# No new TAP line for this long means the guest is stuck beyond what its
+# own per-test limits catch (tests/vm/guest/run-tests.sh: the longest limit
+# of the chosen tests, then the cleanup's 60 s, plus the watchdog's grace).
+if [ -n "${MMTUNE_VM_STALL:-}" ]; then
+	stall_s=$MMTUNE_VM_STALL
+elif [ $mode = test ]; then
+	longest=0
+	for t in "$repo"/tests/vm/tests/*.sh; do
+		name=$(basename "$t" .sh)
+		# shellcheck disable=SC2254 # $tests is a glob on purpose
+		case "$name" in $tests) ;; *) continue ;; esac
+		l=$(sed -n 's/^# timeout: *\([0-9][0-9]*\).*/\1/p' "$t" | head -n 1)
+		[ "${l:-300}" -gt $longest ] && longest=${l:-300}
+	done
+	stall_s=$(( (longest + 60) * timeout_scale + 120 ))
+else
+	stall_s=$timeout_s
+fi
+
 : >"$out/results.tap"
 : >"$out/console.log"
-echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, tests '$tests', timeout ${timeout_s}s)"
+rm -f "$out/qmp.sock"
+echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, tests '$tests', timeout ${timeout_s}s, stall ${stall_s}s)"
 start=$(date +%s)
-timeout --foreground "$timeout_s" qemu-system-x86_64 $accel_opt \
+# The QMP socket lets us ask a hung guest for its state before killing it.
+qemu-system-x86_64 $accel_opt \
 	-smp "$smp" -m "$mem" "${numa_opts[@]}" -nodefaults -no-reboot -display none \
 	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0,115200 panic=-1 oops=panic rdinit=/init mmtune.mode=$mode mmtune.tests=$tests mmtune.bench=$bench mmtune.disk_bps=${disk_bps:-0}" \
+	-append "console=ttyS0,115200 panic=-1 oops=panic rdinit=/init mmtune.mode=$mode mmtune.tests=$tests mmtune.bench=$bench mmtune.disk_bps=${disk_bps:-0} mmtune.timeout_scale=$timeout_scale ${MMTUNE_VM_APPEND:-}" \
 	-serial "file:$out/console.log" -serial "file:$out/results.tap" \
 	-drive "file=$out/swap.img,if=virtio,format=raw,cache=unsafe,discard=unmap$disk_opts" \
+	-qmp "unix:$out/qmp.sock,server=on,wait=off" \
 	>"$out/qemu.log" 2>&1 &
 qemu_pid=$!
 
-# Stream results while the guest runs.
+# Stream results while the guest runs: TAP lines as they are (so that
+# tests/run-all.sh can count them), the rest with --verbose.
 tail -n +1 -s 0.5 -f --pid=$qemu_pid "$out/results.tap" | tr -d '\r' | while IFS= read -r line; do
 	case "$line" in
-	ok*|"not ok"*) echo "vm: $line" ;;
+	ok*|"not ok"*|"TAP version"*|1..*) echo "$line" ;;
 	*) [ $verbose -eq 1 ] && echo "$line" ;;
 	esac
 done &
 tail_pid=$!
+
+# guest_dump WHY: blocked tasks and every CPU's backtrace onto the console
+# (sysrq w and l, sent as keys), the vCPUs' registers into registers.txt
+# and, with MMTUNE_VM_DUMP_MEMORY=1, the memory into vmcore; then the
+# caller kills qemu. Whatever the monitor answers goes to monitor.log.
+guest_dump() {
+	echo "vm: $1: asking the guest for sysrq w and l, saving the vCPUs' registers"
+	/usr/bin/python3 - "$out/qmp.sock" "$out" "${MMTUNE_VM_DUMP_MEMORY:-0}" >"$out/monitor.log" 2>&1 <<'EOF_PY' || true
+import json, socket, sys, time
+sock_path, out, dump_memory = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(60)
+s.connect(sock_path)
+f = s.makefile("rw")
+f.readline()  # greeting
+
+def qmp(cmd, **args):
+    f.write(json.dumps({"execute": cmd, "arguments": args}) + "\n")
+    f.flush()
+    while True:
+        r = json.loads(f.readline())
+        if "event" not in r:
+            print(cmd, json.dumps(r)[:200])
+            return r.get("return")
+
+def sysrq(key):
+    keys = [{"type": "qcode", "data": k} for k in ("alt", "sysrq", key)]
+    qmp("send-key", keys=keys, **{"hold-time": 200})
+
+qmp("qmp_capabilities")
+sysrq("w")
+time.sleep(5)
+sysrq("l")
+time.sleep(10)
+with open(out + "/registers.txt", "w") as r:
+    r.write(qmp("human-monitor-command", **{"command-line": "info registers -a"}) or "")
+if dump_memory:
+    s.settimeout(600)
+    qmp("dump-guest-memory", paging=False, protocol="file:" + out + "/vmcore")
+EOF_PY
+	sed 's/^/vm: monitor: /' "$out/monitor.log"
+}
+
+# Wait for qemu, the overall timeout or a stall, whichever comes first.
 qemu_rc=0
+killed=
+last_size=0
+last_change=$start
+while kill -0 $qemu_pid 2>/dev/null; do
+	sleep 1
+	now=$(date +%s)
+	size=$(stat -c %s "$out/results.tap")
+	if [ "$size" != "$last_size" ]; then
+		last_size=$size
+		last_change=$now
+	fi
+	if [ $((now - start)) -ge "$timeout_s" ]; then
+		killed="timeout after ${timeout_s}s"
+	elif [ "$size" = 0 ] && [ $((now - start)) -ge "$boot_timeout_s" ]; then
+		killed="the guest did not reach its tests in ${boot_timeout_s}s"
+	elif [ $((now - last_change)) -ge "$stall_s" ]; then
+		killed="no TAP output for ${stall_s}s"
+	fi
+	if [ -n "$killed" ]; then
+		kill -0 $qemu_pid 2>/dev/null && guest_dump "$killed"
+		kill $qemu_pid 2>/dev/null
+		break
+	fi
+done
 wait $qemu_pid || qemu_rc=$?
 wait $tail_pid || true
 secs=$(( $(date +%s) - start ))
@@ -185,39 +290,40 @@ sed -i 's/\r$//' "$out/results.tap" "$out/console.log"
 # --- verdict ---------------------------------------------------------------
 fail=0
 problems=()
-[ $qemu_rc -eq 124 ] && problems+=("timeout after ${timeout_s}s")
-[ $qemu_rc -ne 0 ] && [ $qemu_rc -ne 124 ] && problems+=("qemu exited with $qemu_rc: $(tail -n 3 "$out/qemu.log")")
+[ -n "$killed" ] && problems+=("$killed")
+[ -z "$killed" ] && [ $qemu_rc -ne 0 ] && problems+=("qemu exited with $qemu_rc: $(tail -n 3 "$out/qemu.log")")
 
+. "$repo/tests/lib/tap.sh"
 planned=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$out/results.tap" | head -n 1)
-passed=$(grep -c '^ok ' "$out/results.tap" || true)
-failed=$(grep -c '^not ok ' "$out/results.tap" || true)
+read -r passed failed skipped missing < <(tap_tally "$out/results.tap")
+failed=$((failed - missing))
 [ -n "$planned" ] || problems+=("the guest never started its tests")
-if [ -n "$planned" ] && [ $((passed + failed)) -ne "$planned" ]; then
-	problems+=("the guest reported $((passed + failed)) of $planned results")
-fi
-[ "$failed" -gt 0 ] && problems+=("$failed test(s) failed")
+[ "$missing" -gt 0 ] && problems+=("the guest reported $((passed + failed + skipped)) of $planned results")
+[ "$failed" -gt 0 ] && problems+=("$failed test(s) failed: $(grep '^not ok ' "$out/results.tap" | cut -d' ' -f4 | tr '\n' ' ')")
 grep -q '^# guest: done' "$out/results.tap" || problems+=("the guest did not finish cleanly")
 
-# Kernel reports that fail a run even when every test passed.
-report_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|KASAN|UBSAN|Call Trace:'
+# Kernel reports that fail a run even when every test passed (the hang
+# detectors' and the sysrq dumps' included).
+report_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|detected stalls|self-detected stall|KASAN|UBSAN|kmemleak: .*suspected memory leak|Call Trace:'
 if grep -Eq "$report_re" "$out/console.log"; then
 	first=$(grep -En "$report_re" "$out/console.log" | head -n 1)
 	during=$(head -n "${first%%:*}" "$out/console.log" | grep -o 'mmtune-test: begin .*' | tail -n 1 || true)
 	problems+=("kernel report on the console (${during:-before the tests}): ${first#*:}")
 fi
 
-echo "vm: $passed passed, $failed failed of ${planned:-?} in ${secs}s (boot to first test: $(sed -n 's/^# guest: booted in \(.*\)/\1/p' "$out/results.tap"))"
+echo "vm: $passed passed, $failed failed, $skipped skipped of ${planned:-?} in ${secs}s (boot to first test: $(sed -n 's/^# guest: booted in \(.*\)/\1/p' "$out/results.tap"))"
 if [ ${#problems[@]} -gt 0 ]; then
 	fail=1
 	keep=$repo/build/vm-failed-$(date +%Y%m%d-%H%M%S)
 	cp -r "$out" "$keep"
-	rm -f "$keep/swap.img" "$keep/initramfs.cpio.gz"
+	rm -f "$keep/swap.img" "$keep/initramfs.cpio.gz" "$keep/qmp.sock"
 	rm -rf "$keep/root"
 	for p in "${problems[@]}"; do echo "vm: FAIL: $p"; done
-	# Show the output of failed tests, then the end of the console.
-	awk '/^# --- begin /{buf=""; keep=1} keep{buf=buf $0 "\n"} /^not ok /{printf "%s", buf} /^ok /{buf=""}' \
+	# The output of failed tests (their result lines were shown above),
+	# then the end of the console.
+	awk '/^# --- begin /{buf=""; keep=1} /^not ok /{printf "%s", buf} /^(not )?ok /{buf=""; next} keep{buf=buf $0 "\n"}' \
 		"$out/results.tap" | tail -n 80
 	echo "vm: console (last 40 lines; full log kept in $keep/console.log):"
-	tail -n 40 "$out/console.log"
+	tail -n 40 "$out/console.log" | sed 's/^/# /'
 fi
 exit $fail

@@ -1,3 +1,4 @@
+# timeout: 240
 # After rmmod, the slots in use are exactly those the processes still hold:
 # the held process's swap entries plus orphaned swap cache pages (SwapCached,
 # pages whose process exited; reclaim frees those later). Then rmmod while

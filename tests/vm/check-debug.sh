@@ -1,0 +1,36 @@
+#!/bin/bash
+# "make check-debug": the whole VM suite on the debug kernel (test-vm.config
+# plus kernel-patches/configs/debug.config: KASAN, kmemleak, DEBUG_PAGEALLOC,
+# fault injection, lockdep), booted with preempt=full. The last guest test,
+# 99-kmemleak, scans for leaks after the last rmmod. tests/vm/run.sh fails
+# the run on a failed test and on any KASAN, kmemleak, lockdep or other
+# kernel report on the console.
+#
+# mmtune.ko and the test modules are built against the debug kernel in
+# build/debug/ (a copy of the sources), so module/ keeps the test kernel's.
+# Environment: as tests/vm/run.sh; MMTUNE_VM_TIMEOUT defaults to 5400 s and
+# MMTUNE_VM_TIMEOUT_SCALE to 4 here (KASAN under TCG is slow).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+out=$repo/build/debug
+
+kdir=$(scripts/kernel-build.sh --variant debug --kdir)
+rm -rf "$out"
+mkdir -p "$out"
+cp -r module "$out/module"
+cp -r tests/kmod "$out/kmod"
+# Objects built against the test kernel must not be reused.
+find "$out" \( -name '*.o' -o -name '*.ko' -o -name '*.mod*' -o -name '.*.cmd' \
+	-o -name Module.symvers -o -name modules.order \) -delete
+make -s -C "$kdir" M="$out/module" modules
+make -s -C "$kdir" M="$out/kmod" modules
+
+export KDIR=$kdir
+export MMTUNE_VM_KO=$out/module/mmtune.ko
+export MMTUNE_VM_PROBE_KO=$out/kmod/mmtune_probe.ko
+export MMTUNE_VM_APPEND="preempt=full ${MMTUNE_VM_APPEND:-}"
+export MMTUNE_VM_TIMEOUT=${MMTUNE_VM_TIMEOUT:-5400}
+export MMTUNE_VM_TIMEOUT_SCALE=${MMTUNE_VM_TIMEOUT_SCALE:-4}
+exec tests/vm/run.sh "$@"
