@@ -65,7 +65,7 @@ void mmtune_sysfs_exit(void);
 extern struct mutex mmtune_knob_lock;
 
 /*
- * A knob: one u32 in sysfs. bool reads and writes 0/1 (kstrtobool); u32
+ * A knob: one u32 in sysfs. bool reads and writes 0 or 1; u32
  * takes a decimal in [min, max]; choice takes one of @choices (the index
  * is stored) and shows every choice with the current one in brackets, as
  * the kernel's THP files do. An out-of-range or unparsable write fails with

@@ -64,16 +64,16 @@ ssize_t mmtune_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 
+/*
+ * Strict: a decimal in range, one trailing newline allowed. A bool is a u32
+ * in [0, 1], so "yes", "on" or "1x" are refused, unlike kstrtobool().
+ */
 static int knob_parse(const struct mmtune_knob *k, const char *buf, u32 *val)
 {
-	bool b;
 	int ret;
 
 	switch (k->type) {
 	case MMTUNE_KNOB_BOOL:
-		ret = kstrtobool(buf, &b);
-		*val = b;
-		return ret ? -EINVAL : 0;
 	case MMTUNE_KNOB_U32:
 		ret = kstrtou32(buf, 10, val);
 		if (ret || *val < k->min || *val > k->max)
@@ -126,10 +126,10 @@ static ssize_t enabled_show(struct kobject *kobj, struct kobj_attribute *attr,
 static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *attr,
 			     const char *buf, size_t count)
 {
-	bool on;
+	u32 on;
 	int ret;
 
-	if (kstrtobool(buf, &on))
+	if (kstrtou32(buf, 10, &on) || on > 1)
 		return -EINVAL;
 	mutex_lock(&mmtune_knob_lock);
 	ret = mmtune_feature_switch(feature_of(kobj), on);

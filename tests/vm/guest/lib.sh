@@ -4,7 +4,7 @@ PROBE_KO=/mmtune/mmtune_probe.ko
 MMTUNE_SYSFS=/sys/kernel/mm/mmtune
 HOOKS_STATE=/sys/kernel/debug/mmtune_hooks
 # The kernel's feature groups, from the hook core itself (not a list here).
-FEATURES=$(awk '$1 != "abi_version" && $1 != "registered" && $1 != "hook" { print $1 }' "$HOOKS_STATE" 2>/dev/null | tr '\n' ' ')
+FEATURES=$(echo $(awk '$1 != "abi_version" && $1 != "registered" && $1 != "hook" { print $1 }' "$HOOKS_STATE" 2>/dev/null))
 # The knob table: every file of /sys/kernel/mm/mmtune (sysfs-docs/knobs.tsv).
 KNOBS=/sysfs-docs/knobs.tsv
 # knob_rows [DIR]: the table's rows (of DIR), tab separated, no comments.
