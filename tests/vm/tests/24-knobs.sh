@@ -72,6 +72,15 @@ while IFS="$(printf '\t')" read -r d f type mode def values rule; do
 		continue
 	fi
 	case "$rule" in '<'*|'>'*) loosen "$rule" "$d"; echo "$d	$f	$rule	$values" >>"$rules" ;; esac
+	# Knobs whose rule names this one: out of the way too.
+	knob_rows "$d" | awk -F'\t' -v f="$f" '{ split($7, r, " ") } r[2] == f { print $2, r[1], $6 }' |
+		while read -r other op ovals; do
+			case "$op" in
+			'<'|'<=') v=$(range_lo "$ovals") ;;
+			*) v=$(range_hi "$ovals") ;;
+			esac
+			printf '%s\n' "$v" >"$MMTUNE_SYSFS/$d/$other" || fail "setting $d/$other to $v"
+		done
 	case "$type" in
 	bool)
 		for v in 1 0; do write_ok "$p" $v; done
