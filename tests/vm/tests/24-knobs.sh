@@ -58,6 +58,17 @@ check_rule() {
 	esac
 }
 
+# defaults DIR: every rw knob of DIR but enabled back to the table's
+# default (twice: a rule may refuse one until another is back).
+defaults() {
+	for pass in 1 2; do
+		knob_rows "$1" | awk -F'\t' '$4 == "rw" && $5 != "" && $2 != "enabled" { print $2, $5 }' |
+			while read -r k v; do printf '%s\n' "$v" >"$MMTUNE_SYSFS/$1/$k" 2>/dev/null; done
+	done
+	knob_rows "$1" | awk -F'\t' '$4 == "rw" && $5 != "" && $2 != "enabled" { print $2, $5 }' |
+		while read -r k v; do assert_eq "$(shown "$MMTUNE_SYSFS/$1/$k")" "$v" "$1/$k back to its default"; done
+}
+
 rules=/tmp/rules
 : >"$rules"
 knob_rows >/tmp/rows
@@ -99,21 +110,14 @@ while IFS="$(printf '\t')" read -r d f type mode def values rule; do
 		first=${all%% *}
 		for bad in "" x "${first}x" "$(echo "$first" | tr a-z A-Z)" " $first" 0 1; do refused "$p" "$bad"; done ;;
 	esac
-	# Back to the default, so that the next knob starts from the table.
-	[ -n "$def" ] && { printf '%s\n' "$def" >"$p" || fail "restoring $d/$f"; }
-	case "$rule" in '<'*|'>'*) knob_rows "$d" | awk -F'\t' -v o="$(echo "$rule" | cut -d' ' -f2)" '$2 == o { print $5 }' |
-		while read -r v; do printf '%s\n' "$v" >"$MMTUNE_SYSFS/$d/$(echo "$rule" | cut -d' ' -f2)"; done ;; esac
+	# Back to the defaults, so that the next knob starts from the table.
+	[ "$d" = . ] || defaults "$d"
 done </tmp/rows
 
 # Cross-knob rules, each from the defaults.
 while IFS="$(printf '\t')" read -r d f rule values; do
 	check_rule "$d" "$f" "$rule"
-	# Defaults back (twice: one may wait for another's).
-	for pass in 1 2; do
-		knob_rows "$d" | awk -F'\t' '$4 == "rw" && $5 != "" { print $2, $5 }' | while read -r k v; do
-			[ "$k" = enabled ] || printf '%s\n' "$v" >"$MMTUNE_SYSFS/$d/$k" 2>/dev/null
-		done
-	done
+	defaults "$d"
 done <"$rules"
 
 # "enabled" moves the feature's static key and its features line, and back.
