@@ -1,3 +1,10 @@
+# OPEN BUG REPRODUCER (issue 14), not in make check: with 2 vCPUs in memcg
+# reclaim, switching swap_slots on leaves both CPUs trapping on the int3 of
+# the half-patched static-key site in folio_alloc_swap() (soft lockups,
+# RIP folio_alloc_swap+0x31), the hang test 65 shows 1 time in 28. Here it
+# came within the first cycles. Run it with
+#   cp tests/vm/repro/67-*.sh tests/vm/tests/ && tests/vm/run.sh --tests '67*'
+#
 # Switching swap_slots off waits for every caller, even one that tested the
 # static key and was preempted before entering the hook (the hook core tests
 # the key again inside its read section): with full preemption, 4 writers
