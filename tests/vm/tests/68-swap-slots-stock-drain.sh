@@ -26,4 +26,4 @@ timeout 60 swapoff /dev/zram0 || fail "swapoff"
 # Nothing charges the removed memcgs any more.
 n=0
 while [ "$(dying)" -gt "$d0" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
-assert_eq "$(dying)" "$d0" "dying memcgs after swapoff"
+assert_le "$(dying)" "$d0" "dying memcgs after swapoff (not more than before)"
