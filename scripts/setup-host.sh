@@ -16,7 +16,7 @@ pkgs=(
 	# mmtunectl tests: pytest, venvs for vermin and ansible-core, systemd-analyze
 	python3-pytest python3-venv systemd
 	# packaging: .deb/.rpm builds, lint, Debian 12 roots (packaging/, tests/packaging/)
-	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl linux-config-6.1
+	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl linux-config-6.1 shellcheck apt-utils gnupg
 )
 
 missing=()
