@@ -1,0 +1,42 @@
+# Two writers rewrite random subpages of 16 THPs (a checksum per subpage,
+# kept by its writer; one rewrite in four is all zeroes) while a third
+# thread loops debugfs split_huge_pages, MADV_PAGEOUT and MADV_COLLAPSE:
+# with thp_swap (adaptive) and split_zero (always) on, every subpage equals
+# its writer's checksum throughout and at the end, and the features did
+# their work meanwhile. Twice: swap on zram, then on the disk behind zswap
+# with zswap_large on too.
+# timeout: 240
+. /lib.sh
+
+# churn NAME SECONDS: thp_churn with counter snapshots around it.
+churn() {
+	thp_counters >/tmp/c0
+	sw0=$(vmstat pswpout) zw0=$(vmstat zswpout) sp0=$(vmstat thp_split_page)
+	thp_churn --mib 32 --writers 2 --seconds "$2" --seed "$3" >/tmp/churn.out 2>&1
+	rc=$?
+	cat /tmp/churn.out
+	[ $rc -eq 4 ] && skip "$(tail -n 1 /tmp/churn.out)"
+	[ $rc -eq 0 ] || fail "$1: thp_churn exit $rc (data changed under split/pageout/collapse)"
+	eval "$(sed -n 's/^thp_churn: \(writes=.*\) secs=.*/\1/p' /tmp/churn.out)"
+	assert_ge "$writes" 1000 "$1: subpage rewrites"
+	assert_ge "$splits" 4 "$1: split_huge_pages rounds"
+	assert_ge "$collapses" 1 "$1: THPs collapsed again (MADV_COLLAPSE)"
+	assert_ge "$(( $(vmstat thp_split_page) - sp0 ))" 3 "$1: vmstat thp_split_page delta"
+	assert_ge "$(thp_counter_delta /tmp/c0 splits_scanned)" 3 "$1: split_zero/splits_scanned delta"
+	assert_ge "$(thp_counter_delta /tmp/c0 zero_ptes_mapped)" 1 "$1: split_zero/zero_ptes_mapped delta"
+	sampled=$(( $(thp_counter_delta /tmp/c0 thp_whole) + $(thp_counter_delta /tmp/c0 thp_split) ))
+	assert_ge "$sampled" 1 "$1: THPs thp_swap decided on"
+	assert_ge $(( $(vmstat pswpout) - sw0 + $(vmstat zswpout) - zw0 )) 1000 "$1: pages swapped out"
+}
+
+thp_setup zram adaptive always
+churn zram 25 391
+unload_mmtune
+
+zswap_large_setup
+thp_policy adaptive
+split_zero_mode always
+stored=$(mmtune_zswap subpages_stored)
+churn "disk+zswap" 25 392
+assert_ge $(( $(mmtune_zswap subpages_stored) - stored )) 1 "disk+zswap: zswap_large/subpages_stored delta"
+unload_mmtune
