@@ -39,3 +39,57 @@ pcp_poke_cpus() {
 		taskset -c "$c" sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done'
 	done
 }
+
+# --- memory blocks (tests 46, 47) --------------------------------------------
+MEMBLK=/sys/devices/system/memory
+memblk_bytes() { echo $((0x$(cat $MEMBLK/block_size_bytes))); }
+memtotal_kib() { awk '/^MemTotal:/ { print $2 }' /proc/meminfo; }
+
+# memblk_set BLOCK STATE [SECONDS]: write STATE (offline, online,
+# online_movable) to memoryBLOCK/state within SECONDS (30); offlining loops
+# on migration until a signal ends it.
+memblk_set() {
+	timeout "${3:-30}" sh -c "echo $2 >$MEMBLK/memory$1/state" 2>/dev/null
+}
+memblk_state() { cat "$MEMBLK/memory$1/state"; }
+
+# pcp_bounds_sane WHAT: every populated zone's highs lie within its bounds,
+# and the bounds are those of an enabled pageset (high_max > 0).
+pcp_bounds_sane() {
+	awk -v what="$1" '{
+		hmin = $4; hmax = $6; bmin = $12; bmax = $13
+		if (bmax <= 0 || bmin > bmax || hmin < bmin || hmax > bmax) {
+			print "FAIL: " what ": zone " $2 ": high " hmin "-" hmax " outside bounds " bmin "-" bmax
+			bad = 1
+		}
+	} END { exit bad }' "$MMTUNE_PCP/zones" || fail "$1: pageset high outside its bounds"
+	info "ok: $1: every zone's high within its bounds"
+}
+
+# pcp_stock_highs_check WHAT: with pcp_high off, every high in
+# /proc/zoneinfo is what the kernel computes itself (forced by flipping
+# vm.percpu_pagelist_high_fraction, which recomputes every zone).
+pcp_stock_highs_check() {
+	zoneinfo_highs >/tmp/restored.highs
+	f=$(cat /proc/sys/vm/percpu_pagelist_high_fraction)
+	echo 8 >/proc/sys/vm/percpu_pagelist_high_fraction
+	echo "$f" >/proc/sys/vm/percpu_pagelist_high_fraction
+	zoneinfo_highs >/tmp/recomputed.highs
+	diff /tmp/recomputed.highs /tmp/restored.highs || fail "$1: highs differ from the kernel's own (< kernel, > after pcp_high)"
+	info "ok: $1: every pageset high equals the kernel's own value"
+}
+
+# pcp_churn_start / pcp_churn_stop: 4K fault churn on both CPUs until
+# stopped; stop fails the test if a round failed.
+pcp_churn_start() {
+	rm -f /tmp/churn.stop /tmp/churn.fail
+	( while [ ! -e /tmp/churn.stop ]; do
+		pcp_churn fault --threads 2 --mib 16 --rounds 5 >/dev/null || { touch /tmp/churn.fail; exit 1; }
+	done ) &
+	churn_pid=$!
+}
+pcp_churn_stop() {
+	touch /tmp/churn.stop
+	wait "$churn_pid"
+	[ ! -e /tmp/churn.fail ] || fail "pcp_churn failed"
+}
