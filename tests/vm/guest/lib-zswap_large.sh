@@ -3,9 +3,10 @@
 ZSWAP_PARAMS=/sys/module/zswap/parameters
 MMTUNE_ZSWAP=$MMTUNE_SYSFS/zswap_large
 
-# zswap with zsmalloc and lz4, the pool limit at its default.
+# zswap with $ZSWAP_ZPOOL (default zsmalloc) and lz4, the pool limit at its
+# default.
 zswap_enable() {
-	echo zsmalloc >$ZSWAP_PARAMS/zpool || fail "zswap zpool"
+	echo "${ZSWAP_ZPOOL:-zsmalloc}" >$ZSWAP_PARAMS/zpool || fail "zswap zpool ${ZSWAP_ZPOOL:-zsmalloc}"
 	echo lz4 >$ZSWAP_PARAMS/compressor || fail "zswap compressor"
 	echo 20 >$ZSWAP_PARAMS/max_pool_percent
 	echo 1 >$ZSWAP_PARAMS/enabled || fail "zswap enabled"
@@ -47,4 +48,45 @@ wait_for() {
 		[ $n -gt $(( ${2:-300} * 10 )) ] && fail "timed out waiting for $1"
 		sleep 0.1
 	done
+}
+
+# zswap_zpools: the zpools to run the whole-THP store, rollback and rmmod
+# tests with: "mmtune.zpools=a,b" on the kernel command line, or all three
+# that 6.1 has (Debian's generic kernel defaults zswap to zbud).
+zswap_zpools() {
+	for _a in $(cat /proc/cmdline); do
+		case "$_a" in mmtune.zpools=*) echo "${_a#mmtune.zpools=}" | tr ',' ' '; return ;; esac
+	done
+	echo zsmalloc zbud z3fold
+}
+
+# zswap_has_zpool NAME: this kernel has that zpool (built in: the guest
+# loads no modules). zswap refuses an unknown one with ENOENT, and then
+# keeps its current pool.
+zswap_has_zpool() {
+	_old=$(cat $ZSWAP_PARAMS/zpool)
+	echo "$1" >$ZSWAP_PARAMS/zpool 2>/dev/null || return 1
+	echo "$_old" >$ZSWAP_PARAMS/zpool
+}
+
+# for_each_zpool FUNCTION: FUNCTION once per zpool of zswap_zpools, with
+# ZSWAP_ZPOOL set (zswap_enable uses it); a zpool the kernel lacks is
+# skipped with a line saying so. Fails if no zpool at all could run.
+for_each_zpool() {
+	_ran=0
+	for ZSWAP_ZPOOL in $(zswap_zpools); do
+		if ! zswap_has_zpool "$ZSWAP_ZPOOL"; then
+			case "$ZSWAP_ZPOOL" in
+			z3fold) _cfg=CONFIG_Z3FOLD_DEPRECATED ;;
+			*) _cfg=CONFIG_$(echo "$ZSWAP_ZPOOL" | tr a-z A-Z) ;;
+			esac
+			info "SKIP zpool $ZSWAP_ZPOOL: not in this kernel ($_cfg=y needed)"
+			continue
+		fi
+		info "=== zpool $ZSWAP_ZPOOL"
+		"$1"
+		_ran=$((_ran + 1))
+	done
+	[ $_ran -gt 0 ] || fail "no zpool of '$(zswap_zpools)' in this kernel"
+	unset ZSWAP_ZPOOL
 }
