@@ -4,9 +4,12 @@
  * splits (debugfs split_huge_pages), pages out (MADV_PAGEOUT) and collapses
  * (MADV_COLLAPSE) them, over and over.
  *
- *   thp_churn [--mib M] [--writers W] [--seconds S] [--stop-file F] [--seed N]
+ *   thp_churn [--mib M] [--writers W] [--seconds S] [--stop-file F]
+ *             [--min-rounds R] [--seed N]
  *
- * It runs for S seconds (30), or until file F exists.
+ * It runs for S seconds (30), or until file F exists, and in both cases
+ * at least until the splitting thread finished --min-rounds rounds (4; at
+ * most 10 x S seconds: under TCG on a busy host a round may take 10 s).
  * Subpage p belongs to writer p % W, so the writers share every THP. A
  * writer picks one of its subpages at random, checks that it still holds
  * what the writer last put there (a 64-bit checksum the writer keeps per
@@ -47,7 +50,8 @@ static struct {
 	double seconds;
 	uint64_t seed;
 	const char *stop_file;
-} o = { .mib = 32, .writers = 2, .seconds = 30, .seed = 39 };
+	unsigned long min_rounds;
+} o = { .min_rounds = 4, .mib = 32, .writers = 2, .seconds = 30, .seed = 39 };
 
 static char *region;
 static size_t npages, nthps;
@@ -200,6 +204,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "stop-file", required_argument, NULL, 'f' },
+		{ "min-rounds", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	pthread_t wt[MAX_WRITERS], ct;
@@ -216,8 +221,9 @@ int main(int argc, char **argv)
 		case 't': o.seconds = strtod(optarg, NULL); break;
 		case 's': o.seed = strtoull(optarg, NULL, 0); break;
 		case 'f': o.stop_file = optarg; break;
+		case 'r': o.min_rounds = strtoul(optarg, NULL, 0); break;
 		default:
-			die(KSFT_FAIL, "usage: thp_churn [--mib M] [--writers W] [--seconds S] [--stop-file F] [--seed N]");
+			die(KSFT_FAIL, "usage: thp_churn [--mib M] [--writers W] [--seconds S] [--stop-file F] [--min-rounds R] [--seed N]");
 		}
 	}
 	if (!o.writers || o.writers > MAX_WRITERS || o.mib < 4 || o.mib % 2)
@@ -242,7 +248,9 @@ int main(int argc, char **argv)
 			die(KSFT_FAIL, "pthread_create");
 	if (pthread_create(&ct, NULL, churner, NULL))
 		die(KSFT_FAIL, "pthread_create");
-	while (now() - t0 < o.seconds && !(o.stop_file && !access(o.stop_file, F_OK)))
+	while ((now() - t0 < o.seconds && !(o.stop_file && !access(o.stop_file, F_OK))) ||
+	       (__atomic_load_n(&splits, __ATOMIC_RELAXED) < o.min_rounds &&
+		now() - t0 < 10 * o.seconds))
 		usleep(100 * 1000);
 	stop = true;
 	pthread_join(ct, NULL);

@@ -5,7 +5,7 @@
 # its writer's checksum throughout and at the end, and the features did
 # their work meanwhile. Twice: swap on zram, then on the disk behind zswap
 # with zswap_large on too.
-# timeout: 240
+# timeout: 600
 . /lib.sh
 
 # churn NAME SECONDS: thp_churn with counter snapshots around it.
