@@ -6,6 +6,8 @@
 #   make check     every test suite (unit, static, VM), one summary line
 #   make check-debug  the VM suite on the debug kernel (KASAN, kmemleak,
 #                  DEBUG_PAGEALLOC, lockdep) with preempt=full
+#   make check-slow   the VM tests marked "# slow:" (campaigns), skipped
+#                  by make check
 #   make unit | style | userspace | vm-check   one suite
 #   make packages          mmtune and mmtune-dkms .deb and .rpm (build/packaging/out)
 #   make kernel-packages   the patched kernel as .deb and .rpm (cached)
@@ -36,6 +38,9 @@ run: modules
 
 check: modules
 	tests/run-all.sh
+
+check-slow: modules
+	MMTUNE_VM_SLOW=only tests/vm/run.sh
 
 kernel-debug:
 	scripts/kernel-build.sh --variant debug
@@ -69,4 +74,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel modules run check kernel-debug check-debug unit style userspace vm-check clean packages kernel-packages check-packaging
+.PHONY: all setup kernel modules run check check-slow kernel-debug check-debug unit style userspace vm-check clean packages kernel-packages check-packaging

@@ -22,6 +22,8 @@
 #   MMTUNE_VM_DUMP_MEMORY  1: a hung guest's memory is also saved
 #                        (dump-guest-memory, as large as the guest's RAM)
 #   MMTUNE_VM_MEM        guest memory (default 2G)
+#   MMTUNE_VM_TCG_THREAD single (default) or multi: TCG's vCPU threading;
+#                        multi hits a qemu bug, see below
 #   MMTUNE_VM_ACCEL      tcg (default) or kvm; kvm crawls and dies on these
 #                        machines, so it is opt-in only
 #   MMTUNE_VM_KO         mmtune.ko to test instead of module/mmtune.ko (e.g.
@@ -32,6 +34,11 @@
 #                        not a page-cache-backed file in disguise
 #   MMTUNE_VM_PROBE_KO   mmtune_probe.ko to use instead of tests/kmod's
 #   MMTUNE_VM_APPEND     more kernel parameters (e.g. preempt=full)
+#   MMTUNE_VM_SLOW       0 (default): tests marked "# slow:" are skipped;
+#                        1: they run too; only: only they run
+#   MMTUNE_VM_DIMM       1 (default for tests): a 256 MiB pc-dimm the guest
+#                        may hot-unplug (test 46); its memory stays offline
+#                        until a test onlines it; 0: none
 #   MMTUNE_VM_NUMA       1: two NUMA nodes, half the memory and one CPU
 #                        each (test 58 then migrates with move_pages())
 #
@@ -64,6 +71,9 @@ if [ "${MMTUNE_VM_NUMA:-0}" = 1 ]; then
 		-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1)
 fi
 
+mem_opt=$mem
+dimm_opts=()
+
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--demo) mode=demo; verbose=1 ;;
@@ -83,8 +93,27 @@ probe_ko=${MMTUNE_VM_PROBE_KO:-$repo/tests/kmod/mmtune_probe.ko}
 [ -f "$mmtune_ko" ] || die "missing $mmtune_ko (make modules)"
 [ -f "$probe_ko" ] || [ -n "${MMTUNE_VM_KO:-}" ] || die "missing $probe_ko (make modules)"
 
+# Hot-pluggable memory for the hot-unplug test: benchmarks and the demo
+# boot without, so that their memory is what MMTUNE_VM_MEM says.
+if [ "${MMTUNE_VM_DIMM:-$([ $mode = test ] && echo 1 || echo 0)}" = 1 ]; then
+	mem_opt="$mem,slots=2,maxmem=$(( ($(numfmt --from=iec "$mem") >> 20) + 1024 ))M"
+	dimm_node=
+	[ ${#numa_opts[@]} -eq 0 ] || dimm_node=,node=0
+	dimm_opts=(-object memory-backend-ram,id=dimm0,size=256M
+		-device "pc-dimm,id=dimm0,memdev=dimm0$dimm_node")
+fi
+case "${MMTUNE_VM_SLOW:-0}" in 0|1|only) ;; *) die "MMTUNE_VM_SLOW must be 0, 1 or only" ;; esac
+# Single-threaded TCG: both vCPUs take turns on one host thread. With
+# thread=multi, qemu 7.2 may keep a stale translation of kernel text that
+# another vCPU just patched (static keys: text_poke_bp writes an int3, then
+# the new instruction). The stale vCPU traps on an int3 no longer in memory;
+# kprobe_int3_handler() sees no int3 at the address and restarts the
+# instruction, forever. It hung test 65 (1 run in 28), repro/67 within
+# minutes, and a stock kernel flipping tracepoint keys without mmtune
+# (tests/vm/repro/98-tcg-stock-key-flip.sh). Real CPUs cannot do this:
+# text_poke_bp() serialises every CPU between the steps.
 case "$accel" in
-tcg) accel_opt="-accel tcg,thread=multi" ;;
+tcg) accel_opt="-accel tcg,thread=${MMTUNE_VM_TCG_THREAD:-single}" ;;
 kvm) accel_opt="-accel kvm -cpu host" ;;
 *) die "MMTUNE_VM_ACCEL must be tcg or kvm" ;;
 esac
@@ -180,6 +209,7 @@ elif [ $mode = test ]; then
 		name=$(basename "$t" .sh)
 		# shellcheck disable=SC2254 # $tests is a glob on purpose
 		case "$name" in $tests) ;; *) continue ;; esac
+		[ "${MMTUNE_VM_SLOW:-0}" = 0 ] && grep -q '^# slow:' "$t" && continue
 		l=$(sed -n 's/^# timeout: *\([0-9][0-9]*\).*/\1/p' "$t" | head -n 1)
 		[ "${l:-300}" -gt $longest ] && longest=${l:-300}
 	done
@@ -195,9 +225,9 @@ echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, tests '$t
 start=$(date +%s)
 # The QMP socket lets us ask a hung guest for its state before killing it.
 qemu-system-x86_64 $accel_opt \
-	-smp "$smp" -m "$mem" "${numa_opts[@]}" -nodefaults -no-reboot -display none \
+	-smp "$smp" -m "$mem_opt" "${numa_opts[@]}" "${dimm_opts[@]}" -nodefaults -no-reboot -display none \
 	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0,115200 panic=-1 oops=panic rdinit=/init mmtune.mode=$mode mmtune.tests=$tests mmtune.bench=$bench mmtune.disk_bps=${disk_bps:-0} mmtune.timeout_scale=$timeout_scale ${MMTUNE_VM_APPEND:-}" \
+	-append "console=ttyS0,115200 panic=-1 oops=panic rdinit=/init mmtune.mode=$mode mmtune.tests=$tests mmtune.bench=$bench mmtune.disk_bps=${disk_bps:-0} mmtune.timeout_scale=$timeout_scale mmtune.slow=${MMTUNE_VM_SLOW:-0} ${MMTUNE_VM_APPEND:-}" \
 	-serial "file:$out/console.log" -serial "file:$out/results.tap" \
 	-drive "file=$out/swap.img,if=virtio,format=raw,cache=unsafe,discard=unmap$disk_opts" \
 	-qmp "unix:$out/qmp.sock,server=on,wait=off" \

@@ -12,6 +12,10 @@
 # limit too (60 s). Processes stuck in the kernel, which SIGKILL cannot end,
 # are listed and left behind.
 #
+# A test with a "# slow: WHY" line runs only with mmtune.slow=1 (every test)
+# or mmtune.slow=only (just the slow ones); otherwise it is reported as a
+# skip, so "make check" stays short and "make check-slow" runs them.
+#
 #   run-tests.sh GLOB
 #   run-tests.sh --watchdog PID SECS LABEL RUNNER OUT   (internal)
 #   run-tests.sh --cleanup                              (internal)
@@ -119,18 +123,28 @@ test_limit() {
 	echo $(( ${_l:-$default_limit} * scale ))
 }
 
+# is_slow FILE: the test declares itself slow.
+is_slow() { grep -q '^# slow:' "$1"; }
+
 TAP_FD=3
 glob=$1
+slow=${MMTUNE_SLOW:-0}
 list=
 for t in /tests/*.sh; do
 	name=$(basename "$t" .sh)
-	case "$name" in $glob) list="$list $t" ;; esac
+	case "$name" in $glob) ;; *) continue ;; esac
+	[ "$slow" = only ] && ! is_slow "$t" && continue
+	list="$list $t"
 done
 set -- $list
 tap_header
 tap_plan $#
 for t in "$@"; do
 	name=$(basename "$t" .sh)
+	if [ "$slow" = 0 ] && is_slow "$t"; then
+		tap_skip "$name" "slow test ($(sed -n 's/^# slow: *//p' "$t" | head -n 1)); make check-slow runs it"
+		continue
+	fi
 	limit=$(test_limit "$t")
 	echo "mmtune-test: begin $name" >/dev/kmsg
 	echo "# --- begin $name (limit ${limit}s)" >&3

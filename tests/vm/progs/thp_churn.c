@@ -84,14 +84,6 @@ static void __attribute__((noreturn)) die(int code, const char *fmt, ...)
 	exit(code);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* xorshift64*, one state per thread. */
 static uint64_t next_rand(uint64_t *s)
 {
