@@ -15,7 +15,8 @@
 # new instruction. Run it with
 #   cp tests/vm/repro/98-*.sh tests/vm/tests/
 #   MMTUNE_VM_TCG_THREAD=multi tests/vm/run.sh --tests '98*'
-# With the runner's default (thread=single) it is expected to pass.
+# With the runner's default (thread=single) it passed: 275 cycles (1100
+# key switches) in its 480 s, every byte equal, on the same loaded host.
 # timeout: 900
 . /lib.sh
 swapon_zram 1G
