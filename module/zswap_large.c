@@ -96,6 +96,14 @@ static int zswap_large_store(struct folio *folio)
 	frontswap_invalidate_folio(folio);
 	this_cpu_add(zswap_large_stats.subpages_rolled_back, stored);
 	zswap_large_count_rollback(err);
+	/*
+	 * zswap checks its cgroup and pool limits at the head only, so a
+	 * folio over a limit is refused at subpage 0 with nothing to roll
+	 * back, and the next one costs the same check: no back-off for
+	 * those (a global one would also send other cgroups' folios to the
+	 * device because of one cgroup's limit). Allocation failure is
+	 * different: every folio would compress some subpages first.
+	 */
 	if (err == -ENOMEM)
 		WRITE_ONCE(backoff_until,
 			   jiffies + msecs_to_jiffies(READ_ONCE(backoff_ms)));
