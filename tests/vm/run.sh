@@ -11,7 +11,8 @@
 #
 # Environment:
 #   KDIR                 kernel tree (default: build/kernel)
-#   MMTUNE_VM_TIMEOUT    seconds before the run is killed (default 1500)
+#   MMTUNE_VM_TIMEOUT    seconds before the run is killed (default 2400,
+#                        times the scale below)
 #   MMTUNE_VM_STALL      seconds without a new line on the TAP port before
 #                        the run is killed (default: the longest time limit
 #                        of the chosen tests plus the cleanup's, plus 120)
@@ -19,6 +20,8 @@
 #                        (default 180; a boot stuck in the kernel)
 #   MMTUNE_VM_TIMEOUT_SCALE  multiplies every guest test's time limit
 #                        (default 1; slower kernels, e.g. the debug one)
+#   MMTUNE_VM_LOAD_SCALE  the host-load factor of every limit (default:
+#                        1 + the host's load average per CPU at the start)
 #   MMTUNE_VM_DUMP_MEMORY  1: a hung guest's memory is also saved
 #                        (dump-guest-memory, as large as the guest's RAM)
 #   MMTUNE_VM_MEM        guest memory (default 2G)
@@ -48,10 +51,16 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 kdir=${KDIR:-$repo/build/kernel}
 out=$repo/build/vm
-timeout_s=${MMTUNE_VM_TIMEOUT:-1500}
 mem=${MMTUNE_VM_MEM:-2G}
 accel=${MMTUNE_VM_ACCEL:-tcg}
-timeout_scale=${MMTUNE_VM_TIMEOUT_SCALE:-1}
+# A busy host (CI machines are shared) gives the guest less CPU, so every
+# limit grows with the host's load per CPU when the run starts: 1 + load /
+# CPUs (an idle host 1, one kernel build beside it 2). MMTUNE_VM_LOAD_SCALE
+# overrides the measured factor; MMTUNE_VM_TIMEOUT_SCALE multiplies it (a
+# slower kernel).
+load_scale=${MMTUNE_VM_LOAD_SCALE:-$(awk -v n="$(nproc)" '{ print 1 + int($1 / n) }' /proc/loadavg)}
+timeout_scale=$(( ${MMTUNE_VM_TIMEOUT_SCALE:-1} * load_scale ))
+timeout_s=${MMTUNE_VM_TIMEOUT:-$(( 2400 * timeout_scale ))}
 boot_timeout_s=$(( ${MMTUNE_VM_BOOT_TIMEOUT:-180} * timeout_scale ))
 die() { echo "vm: error: $*" >&2; exit 1; }
 
@@ -221,7 +230,7 @@ fi
 : >"$out/results.tap"
 : >"$out/console.log"
 rm -f "$out/qmp.sock"
-echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, tests '$tests', timeout ${timeout_s}s, stall ${stall_s}s)"
+echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, tests '$tests', timeout ${timeout_s}s, stall ${stall_s}s, limits x$timeout_scale for a host load of $(cut -d" " -f1 /proc/loadavg))"
 start=$(date +%s)
 # The QMP socket lets us ask a hung guest for its state before killing it.
 qemu-system-x86_64 $accel_opt \
