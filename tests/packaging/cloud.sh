@@ -189,11 +189,12 @@ cp "$g/mmtune-unsigned.ko" "$g/mmtune-otherkey.ko"
 "$hdir/usr/src/linux-headers-$rel/scripts/sign-file" sha256 "$work/other.key" "$work/other.der" "$g/mmtune-otherkey.ko"
 
 # The initramfs: busybox and the image's own virtio modules (signed by the
-# same build: they load under sig_enforce too), in modprobe's order.
+# same build: they load under sig_enforce too), in modprobe's order;
+# ext4 too where it is a module (Debian's cloud config builds it in).
 ird=$work/initramfs
 mkdir -p "$ird"/{bin,dev,proc,sys,newroot,lib/modules}
 cp /bin/busybox "$ird/bin/busybox"
-modprobe -d "$r" -S "$rel" --show-depends virtio_pci virtio_blk >"$work/initramfs-modules.txt" 2>&1
+modprobe -a -d "$r" -S "$rel" --show-depends virtio_pci virtio_blk ext4 >"$work/initramfs-modules.txt" 2>&1
 note "initramfs modules: $(tr '\n' ' ' <"$work/initramfs-modules.txt")"
 : >"$ird/modules"
 while read -r kind path _; do
