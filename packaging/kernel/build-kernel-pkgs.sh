@@ -220,6 +220,14 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ]; then
 	[ "$rtree" != . ] || die "no rpm-pkg build tree under $top/BUILD"
 	"$repo/packaging/kernel/build-module-pkgs.sh" "$rtree" --rpm --out "$out/rpm" ||
 		die "mmtune-modules-$rel (.rpm) failed"
+	# That key, kept as the .deb build's is (signing/), for rebuilding
+	# mmtune-modules-<rel>.rpm against kernel-devel later.
+	if [ -f "$rtree/certs/signing_key.pem" ] && [ -f "$rtree/certs/signing_key.x509" ]; then
+		mkdir -p "$out/signing-rpm"
+		chmod 0700 "$out/signing-rpm"
+		install -m 0600 "$rtree/certs/signing_key.pem" "$out/signing-rpm/signing_key.pem"
+		install -m 0644 "$rtree/certs/signing_key.x509" "$out/signing-rpm/signing_key.x509"
+	fi
 	[ -f "$out/kernel.release" ] || echo "$rel" >"$out/kernel.release"
 	echo "rpm_seconds: $(( $(date +%s) - start ))" >"$out/rpm-time.txt"
 	rm -rf "$top" "$tree"
