@@ -9,9 +9,10 @@
 # debian-cloud --deb" (default: the newest finished debian-cloud set in
 # $MMTUNE_CACHE/kernel-pkgs). What it asserts, in order:
 #   packages  linux-image, linux-headers, mmtune-modules-<rel> for the same
-#             release; mmtune-modules Depends on exactly linux-image-<rel>;
+#             release; the kept certificate (signing/) is the one built into
+#             vmlinux; mmtune-modules Depends on exactly linux-image-<rel>;
 #             its mmtune.ko carries the kernel build's signature, which
-#             verifies against the kept certificate (signing/)
+#             verifies against that certificate
 #   rebuild   mmtune-modules-<rel> rebuilt from the headers package and the
 #             kept key alone (a new mmtune without a kernel build)
 #   headers   in a Debian 12 root (mmdebstrap, cached): the headers package
@@ -79,7 +80,19 @@ tmp=$(mktemp -d)
 dpkg-deb -x "$mods" "$tmp"
 ko=$tmp/lib/modules/$rel/extra/mmtune.ko
 signer=$(openssl x509 -inform DER -in "$cert" -noout -subject -nameopt multiline 2>/dev/null |
-	sed -n 's/^ *organizationName *= *//p')
+	sed -n 's/^ *commonName *= *//p')
+[ -n "$signer" ] && ok "the kept certificate ($cert) names the signer: '$signer'" ||
+	not_ok "the kept certificate $cert is readable and has a commonName"
+# The kept certificate is the one compiled into this kernel's
+# .builtin_trusted_keys: its bytes are in vmlinux (from the -dbg package).
+dbg=$(ls "$kp"/deb/linux-image-"$rel"-dbg_*.deb 2>/dev/null)
+if [ -n "$dbg" ]; then
+	check "the kept certificate is built into vmlinux (system certificate list), from linux-image-$rel-dbg" \
+		bash -c "dpkg-deb --fsys-tarfile '$dbg' | tar -xOf - ./usr/lib/debug/lib/modules/$rel/vmlinux |
+			python3 -c 'import sys; c = open(sys.argv[1], \"rb\").read(); sys.exit(0 if c in sys.stdin.buffer.read() else 1)' '$cert'"
+else
+	skip "the kept certificate is built into vmlinux" "no linux-image-$rel-dbg package"
+fi
 check "mmtune-modules .deb: mmtune.ko for $rel, version $ver" ko_matches "$ko" "$rel" "$ver"
 check "mmtune-modules .deb: signed by the kernel build's key ('$signer')" ko_signed "$ko" "$signer"
 check "mmtune-modules .deb: the signature verifies against the certificate the kernel trusts ($cert)" \

@@ -656,7 +656,7 @@ module_pkg_checks() {
 	rm -rf "$out"; mkdir -p "$out"
 	if grep -qx 'CONFIG_MODULE_SIG=y' "$tree/.config"; then
 		signer_want=$(openssl x509 -inform DER -in "$tree/certs/signing_key.x509" -noout -subject -nameopt multiline |
-			sed -n 's/^ *organizationName *= *//p')
+			sed -n 's/^ *commonName *= *//p')
 		note "$rel has CONFIG_MODULE_SIG: signing with its own key (certs/signing_key.pem)"
 	else
 		openssl req -new -x509 -nodes -days 2 -subj "/CN=mmtune throwaway module key/" \
