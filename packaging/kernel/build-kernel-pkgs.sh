@@ -103,6 +103,23 @@ prepare_distro_tree() {
 		>"$out/config.log" 2>&1 || { cat "$out/config.log" >&2; die "distro-config.sh failed"; }
 	sed 's/^/kernel-pkgs: /' "$out/config.log" >&2
 }
+# keep_signing_key TREE DIR: the module signing key TREE's kernel trusts
+# (its .builtin_trusted_keys holds certs/signing_key.x509), kept in DIR
+# beside the packages, out of git and out of the packages, so that
+# mmtune-modules-<rel> can be rebuilt for a new mmtune without rebuilding the
+# kernel (build-module-pkgs.sh --key --cert against the headers or
+# kernel-devel). Private: mode 0600. Nothing for a kernel without signing.
+keep_signing_key() {
+	local sigkey
+	sigkey=$(sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$/\1/p' "$1/.config")
+	[ -n "$sigkey" ] && [ -f "$1/certs/signing_key.x509" ] || return 0
+	case "$sigkey" in /*|pkcs11:*) ;; *) sigkey=$1/$sigkey ;; esac
+	mkdir -p "$2"
+	chmod 0700 "$2"
+	case "$sigkey" in pkcs11:*) echo "$sigkey" >"$2/key-uri" ;;
+	*) install -m 0600 "$sigkey" "$2/signing_key.pem" ;; esac
+	install -m 0644 "$1/certs/signing_key.x509" "$2/signing_key.x509"
+}
 prepare_tree() {
 	if [ -n "$distro_cfg" ]; then prepare_distro_tree
 	else kernel_prepare_tree "$tree" "$out" "${fragments[@]}"; fi
@@ -151,26 +168,12 @@ if [ $want_deb -eq 1 ] && [ ! -f "$out/.deb-complete" ]; then
 	ccache -s >"$out/ccache-before.txt" 2>&1 || true
 	if ! make -C "$tree" -j"$jobs" CC="ccache gcc" LOCALVERSION=$localversion \
 		KDEB_PKGVERSION="$rel-1" bindeb-pkg >"$out/deb.log" 2>&1; then
-		kill $sampler
 		tail -n 40 "$out/deb.log" >&2
 		die "bindeb-pkg failed; full log: $out/deb.log"
 	fi
 	kill $sampler
 	ccache -s >"$out/ccache-after.txt" 2>&1 || true
-	# The module signing key this kernel trusts (its .builtin_trusted_keys
-	# holds signing_key.x509): kept beside the packages, out of git and out
-	# of the packages, so mmtune-modules-<rel> can be rebuilt for a new
-	# mmtune without rebuilding the kernel (build-module-pkgs.sh --key
-	# --cert against the headers). Private: mode 0600.
-	sigkey=$(sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$/\1/p' "$tree/.config")
-	if [ -n "$sigkey" ] && [ -f "$tree/certs/signing_key.x509" ]; then
-		case "$sigkey" in /*|pkcs11:*) ;; *) sigkey=$tree/$sigkey ;; esac
-		mkdir -p "$out/signing"
-		chmod 0700 "$out/signing"
-		case "$sigkey" in pkcs11:*) echo "$sigkey" >"$out/signing/key-uri" ;;
-		*) install -m 0600 "$sigkey" "$out/signing/signing_key.pem" ;; esac
-		install -m 0644 "$tree/certs/signing_key.x509" "$out/signing/signing_key.x509"
-	fi
+	keep_signing_key "$tree" "$out/signing"
 	rm -rf "$out/deb"
 	mkdir -p "$out/deb"
 	mv "$out"/*.deb "$out/deb/"
@@ -220,14 +223,8 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ]; then
 	[ "$rtree" != . ] || die "no rpm-pkg build tree under $top/BUILD"
 	"$repo/packaging/kernel/build-module-pkgs.sh" "$rtree" --rpm --out "$out/rpm" ||
 		die "mmtune-modules-$rel (.rpm) failed"
-	# That key, kept as the .deb build's is (signing/), for rebuilding
-	# mmtune-modules-<rel>.rpm against kernel-devel later.
-	if [ -f "$rtree/certs/signing_key.pem" ] && [ -f "$rtree/certs/signing_key.x509" ]; then
-		mkdir -p "$out/signing-rpm"
-		chmod 0700 "$out/signing-rpm"
-		install -m 0600 "$rtree/certs/signing_key.pem" "$out/signing-rpm/signing_key.pem"
-		install -m 0644 "$rtree/certs/signing_key.x509" "$out/signing-rpm/signing_key.x509"
-	fi
+	# rpmbuild compiled its own tree, so its kernel trusts its own key.
+	keep_signing_key "$rtree" "$out/signing-rpm"
 	[ -f "$out/kernel.release" ] || echo "$rel" >"$out/kernel.release"
 	echo "rpm_seconds: $(( $(date +%s) - start ))" >"$out/rpm-time.txt"
 	rm -rf "$top" "$tree"

@@ -182,6 +182,7 @@ else
 fi
 g=$r/usr/local/lib/mmtune-e2e
 install -D -m 0755 tests/packaging/guest/cloud-check.sh "$g/check.sh"
+install -D -m 0644 tests/lib/tap.sh "$g/tap.sh"
 install -D -m 0644 tests/packaging/guest/mmtune-e2e.service "$r/etc/systemd/system/mmtune-e2e.service"
 ln -sf /etc/systemd/system/mmtune-e2e.service "$r/etc/systemd/system/multi-user.target.wants/mmtune-e2e.service"
 echo "$rel" >"$g/expected-release"; echo "$ver" >"$g/expected-version"; echo "$signer" >"$g/expected-signer"

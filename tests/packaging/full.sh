@@ -345,6 +345,7 @@ e2e_checks() {
 	# The guest side: a oneshot unit after multi-user.target writes TAP to
 	# the second serial port and powers off.
 	install -D -m 0755 tests/packaging/guest/e2e-check.sh "$r/usr/local/lib/mmtune-e2e/check.sh"
+	install -D -m 0644 tests/lib/tap.sh "$r/usr/local/lib/mmtune-e2e/tap.sh"
 	install -D -m 0644 tests/packaging/guest/mmtune-e2e.service "$r/etc/systemd/system/mmtune-e2e.service"
 	ln -sf /etc/systemd/system/mmtune-e2e.service "$r/etc/systemd/system/multi-user.target.wants/mmtune-e2e.service"
 	echo "$rel" >"$r/usr/local/lib/mmtune-e2e/expected-release"
