@@ -13,6 +13,10 @@
 #   make kernel-packages   the patched kernel as .deb and .rpm (cached)
 #   make check-packaging   the whole packaging suite: kernel packages, DKMS in
 #                          a Debian 12 root, RPMs, install and boot (long)
+#   make kernel-packages-cloud  the kernel .debs from Debian 12's cloud config
+#                          and mmtune-modules for it (cached; over an hour cold)
+#   make check-packaging-cloud  those packages: headers (make M=, DKMS), apt
+#                          install and a qemu boot with module.sig_enforce=1
 #
 # On a fresh Debian 12 machine use scripts/dev.sh, which installs the build
 # dependencies first (see README.md).
@@ -69,9 +73,17 @@ kernel-packages:
 check-packaging:
 	tests/packaging/run.sh --full
 
+# The distribution-config builds are long: never part of check or
+# check-packaging.
+kernel-packages-cloud:
+	packaging/kernel/build-kernel-pkgs.sh --distro debian-cloud --deb
+
+check-packaging-cloud: kernel-packages-cloud
+	tests/packaging/cloud.sh build/packaging/kernel-pkgs
+
 clean:
 	rm -rf build/unit build/vm build/vm-failed-* build/debug build/test-logs build/packaging
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel modules run check check-slow kernel-debug check-debug unit style userspace vm-check clean packages kernel-packages check-packaging
+.PHONY: all setup kernel modules run check check-slow kernel-debug check-debug unit style userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud

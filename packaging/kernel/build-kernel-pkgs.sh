@@ -103,6 +103,23 @@ prepare_distro_tree() {
 		>"$out/config.log" 2>&1 || { cat "$out/config.log" >&2; die "distro-config.sh failed"; }
 	sed 's/^/kernel-pkgs: /' "$out/config.log" >&2
 }
+# keep_signing_key TREE DIR: the module signing key TREE's kernel trusts
+# (its .builtin_trusted_keys holds certs/signing_key.x509), kept in DIR
+# beside the packages, out of git and out of the packages, so that
+# mmtune-modules-<rel> can be rebuilt for a new mmtune without rebuilding the
+# kernel (build-module-pkgs.sh --key --cert against the headers or
+# kernel-devel). Private: mode 0600. Nothing for a kernel without signing.
+keep_signing_key() {
+	local sigkey
+	sigkey=$(sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$/\1/p' "$1/.config")
+	[ -n "$sigkey" ] && [ -f "$1/certs/signing_key.x509" ] || return 0
+	case "$sigkey" in /*|pkcs11:*) ;; *) sigkey=$1/$sigkey ;; esac
+	mkdir -p "$2"
+	chmod 0700 "$2"
+	case "$sigkey" in pkcs11:*) echo "$sigkey" >"$2/key-uri" ;;
+	*) install -m 0600 "$sigkey" "$2/signing_key.pem" ;; esac
+	install -m 0644 "$1/certs/signing_key.x509" "$2/signing_key.x509"
+}
 prepare_tree() {
 	if [ -n "$distro_cfg" ]; then prepare_distro_tree
 	else kernel_prepare_tree "$tree" "$out" "${fragments[@]}"; fi
@@ -118,6 +135,16 @@ if [ $dry -eq 1 ]; then
 fi
 
 export CCACHE_DIR=$cache/ccache CCACHE_MAXSIZE=5G
+if [ -n "$distro_cfg" ]; then
+	# A distribution config compiles with -g (DEBUG_INFO, BTF): ccache
+	# would then hash the working directory, and every new key (a new
+	# tree path) would miss. Without it a one-line patch change is a warm
+	# rebuild. Its objects with debug info need more room than the test
+	# kernel's.
+	export CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=12G
+	# dpkg-deb's default xz takes minutes on linux-image-*-dbg.
+	export KDEB_COMPRESS=${KDEB_COMPRESS:-gzip}
+fi
 # ccache hashes the locale; rpmbuild sets LANG=C for %build. The same
 # locale for both builds lets rpm-pkg's compiles hit bindeb-pkg's.
 export LANG=C
@@ -133,11 +160,20 @@ if [ $want_deb -eq 1 ] && [ ! -f "$out/.deb-complete" ]; then
 	rel=$(make -s -C "$tree" LOCALVERSION=$localversion kernelrelease)
 	case "$rel" in 6.1.*$localversion) ;; *) die "unexpected kernel release '$rel'" ;; esac
 	export CCACHE_BASEDIR=$tree
+	# The load while building, one line a minute: the machine is shared,
+	# and the time only means something next to it.
+	(while sleep 60; do echo "$(date +%T) $(cut -d' ' -f1-3 /proc/loadavg)"; done) >"$out/load.log" &
+	sampler=$!
+	trap 'kill $sampler 2>/dev/null || true' EXIT
+	ccache -s >"$out/ccache-before.txt" 2>&1 || true
 	if ! make -C "$tree" -j"$jobs" CC="ccache gcc" LOCALVERSION=$localversion \
 		KDEB_PKGVERSION="$rel-1" bindeb-pkg >"$out/deb.log" 2>&1; then
 		tail -n 40 "$out/deb.log" >&2
 		die "bindeb-pkg failed; full log: $out/deb.log"
 	fi
+	kill $sampler
+	ccache -s >"$out/ccache-after.txt" 2>&1 || true
+	keep_signing_key "$tree" "$out/signing"
 	rm -rf "$out/deb"
 	mkdir -p "$out/deb"
 	mv "$out"/*.deb "$out/deb/"
@@ -147,7 +183,10 @@ if [ $want_deb -eq 1 ] && [ ! -f "$out/.deb-complete" ]; then
 	# mmtune-modules-<rel>, signed with this build's certs/signing_key.pem.
 	"$repo/packaging/kernel/build-module-pkgs.sh" "$tree" --deb --out "$out/deb" ||
 		die "mmtune-modules-$rel (.deb) failed"
-	echo "deb_seconds: $(( $(date +%s) - start ))" >"$out/deb-time.txt"
+	{
+		echo "deb_seconds: $(( $(date +%s) - start ))"
+		echo "deb_load_at_end: $(cut -d' ' -f1-3 /proc/loadavg)"
+	} >"$out/deb-time.txt"
 	rm -rf "$tree"
 	touch "$out/.deb-complete"
 	log "bindeb-pkg done in $(( $(date +%s) - start ))s"
@@ -184,6 +223,8 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ]; then
 	[ "$rtree" != . ] || die "no rpm-pkg build tree under $top/BUILD"
 	"$repo/packaging/kernel/build-module-pkgs.sh" "$rtree" --rpm --out "$out/rpm" ||
 		die "mmtune-modules-$rel (.rpm) failed"
+	# rpmbuild compiled its own tree, so its kernel trusts its own key.
+	keep_signing_key "$rtree" "$out/signing-rpm"
 	[ -f "$out/kernel.release" ] || echo "$rel" >"$out/kernel.release"
 	echo "rpm_seconds: $(( $(date +%s) - start ))" >"$out/rpm-time.txt"
 	rm -rf "$top" "$tree"
@@ -203,15 +244,22 @@ fi
 } >"$out/build-info.txt"
 sed 's/^/kernel-pkgs: /' "$out/build-info.txt" >&2
 touch "$out/.used"		# mtime = last use, for pruning
+echo "${distro:-test}" >"$out/flavour"
 
 mkdir -p "$repo/build/packaging"
 ln -sfn "$out" "$repo/build/packaging/kernel-pkgs"
 
-# Keep the most recently used package sets only; drop unfinished ones.
-ls -1t "$cache"/kernel-pkgs/6.1-*/.used 2>/dev/null | tail -n +$((keep + 1)) |
+# Keep the most recently used package sets of this flavour (test kernel,
+# debian-cloud, ...) only: a test-kernel rebuild never prunes an hour-long
+# distribution build. Drop unfinished sets (failed or interrupted builds:
+# a rerun starts from a fresh tree anyway, ccache is what it resumes from).
+ls -1t "$cache"/kernel-pkgs/6.1-*/.used 2>/dev/null | while read -r used; do
+	d=$(dirname "$used")
+	if [ "$(cat "$d/flavour" 2>/dev/null || echo test)" = "${distro:-test}" ]; then echo "$d"; fi
+done | tail -n +$((keep + 1)) |
 	while read -r old; do
-		log "pruning $(dirname "$old")"
-		rm -rf "$(dirname "$old")"
+		log "pruning $old"
+		rm -rf "$old"
 	done
 for d in "$cache"/kernel-pkgs/6.1-*/; do
 	[ -f "$d/.used" ] || [ "${d%/}" = "$out" ] || rm -rf "$d"

@@ -16,7 +16,10 @@ grep -q '^config MMTUNE_HOOKS' mm/Kconfig 2>/dev/null ||
 	{ echo "distro-config: this tree has no mmtune patches (mm/Kconfig lacks MMTUNE_HOOKS)" >&2; exit 1; }
 # What mmtune's features need at boot: zswap (off in Debian 12's cloud
 # config), zsmalloc built in (a module there) and the other zpools, so any
-# zpool a profile names is there before the first swap-out. (Later 6.1
+# zpool a profile names is there before the first swap-out; likewise the
+# compressors the profiles name (lzo is zswap's default, lz4 and zstd the
+# profiles'): modules in Debian's config, and zswap cannot create its
+# boot-time pool from a module that is not loadable yet. (Later 6.1
 # stable releases, Debian's 6.1.192 among them, ask for z3fold through
 # Z3FOLD_DEPRECATED; setting a symbol a tree lacks is harmless.)
 scripts/config --file "$cfg" \
@@ -26,14 +29,17 @@ scripts/config --file "$cfg" \
 	--enable ZBUD \
 	--enable Z3FOLD \
 	--enable Z3FOLD_DEPRECATED \
+	--enable CRYPTO_LZO \
+	--enable CRYPTO_LZ4 \
+	--enable CRYPTO_ZSTD \
 	--set-str LOCALVERSION "" \
 	--disable LOCALVERSION_AUTO \
 	--set-str SYSTEM_TRUSTED_KEYS "" \
 	--set-str SYSTEM_REVOCATION_KEYS "" \
 	--set-str BUILD_SALT ""
 KCONFIG_CONFIG=$cfg make -s olddefconfig
-for sym in MMTUNE_HOOKS ZSWAP ZSMALLOC ZBUD Z3FOLD; do
+for sym in MMTUNE_HOOKS ZSWAP ZSMALLOC ZBUD Z3FOLD CRYPTO_LZO CRYPTO_LZ4 CRYPTO_ZSTD; do
 	grep -qx "CONFIG_$sym=y" "$cfg" ||
 		{ echo "distro-config: CONFIG_$sym=y did not survive olddefconfig in $cfg" >&2; exit 1; }
 done
-echo "distro-config: $cfg ready: CONFIG_MMTUNE_HOOKS=y, CONFIG_ZSWAP=y, CONFIG_ZSMALLOC=y, CONFIG_ZBUD=y, CONFIG_Z3FOLD=y, release $(make -s KCONFIG_CONFIG="$cfg" LOCALVERSION="${LOCALVERSION:--mmtune}" kernelrelease)"
+echo "distro-config: $cfg ready: CONFIG_MMTUNE_HOOKS=y, CONFIG_ZSWAP=y, CONFIG_ZSMALLOC=y, CONFIG_ZBUD=y, CONFIG_Z3FOLD=y, CONFIG_CRYPTO_{LZO,LZ4,ZSTD}=y, release $(make -s KCONFIG_CONFIG="$cfg" LOCALVERSION="${LOCALVERSION:--mmtune}" kernelrelease)"

@@ -345,6 +345,7 @@ e2e_checks() {
 	# The guest side: a oneshot unit after multi-user.target writes TAP to
 	# the second serial port and powers off.
 	install -D -m 0755 tests/packaging/guest/e2e-check.sh "$r/usr/local/lib/mmtune-e2e/check.sh"
+	install -D -m 0644 tests/lib/tap.sh "$r/usr/local/lib/mmtune-e2e/tap.sh"
 	install -D -m 0644 tests/packaging/guest/mmtune-e2e.service "$r/etc/systemd/system/mmtune-e2e.service"
 	ln -sf /etc/systemd/system/mmtune-e2e.service "$r/etc/systemd/system/multi-user.target.wants/mmtune-e2e.service"
 	echo "$rel" >"$r/usr/local/lib/mmtune-e2e/expected-release"
@@ -656,7 +657,7 @@ module_pkg_checks() {
 	rm -rf "$out"; mkdir -p "$out"
 	if grep -qx 'CONFIG_MODULE_SIG=y' "$tree/.config"; then
 		signer_want=$(openssl x509 -inform DER -in "$tree/certs/signing_key.x509" -noout -subject -nameopt multiline |
-			sed -n 's/^ *organizationName *= *//p')
+			sed -n 's/^ *commonName *= *//p')
 		note "$rel has CONFIG_MODULE_SIG: signing with its own key (certs/signing_key.pem)"
 	else
 		openssl req -new -x509 -nodes -days 2 -subj "/CN=mmtune throwaway module key/" \
