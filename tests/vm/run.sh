@@ -191,6 +191,12 @@ for prog in "$repo"/tests/vm/progs/*.c; do
 done
 cp "$mmtune_ko" "$root/mmtune/mmtune.ko"
 [ -f "$probe_ko" ] && cp "$probe_ko" "$root/mmtune/"
+# The other test modules (swapcache_pin.ko: test 36), when built.
+for ko in "$repo"/tests/kmod/*.ko; do
+	if [ -f "$ko" ] && [ "$(basename "$ko")" != mmtune_probe.ko ]; then
+		cp "$ko" "$root/mmtune/"
+	fi
+done
 # busybox modinfo needs modules.dep; the host's modinfo tells the guest tests.
 modinfo -F version "$mmtune_ko" >"$root/mmtune/mmtune.version"
 cp "$repo"/tests/vm/guest/* "$root/"
