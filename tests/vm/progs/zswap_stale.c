@@ -4,22 +4,33 @@
  * in the swap cache, then written to the swap device by the stock path,
  * must never read back the old data from zswap.
  *
- * The kernel reaches that state when a fault on a subpage waits for the
- * folio lock during the zswap store: reclaim then cannot free the folio,
- * which stays in the swap cache with that subpage mapped again. This
- * program provokes it (a thread keeps writing one tail subpage while the
- * THP is paged out), proves from /proc/self/pagemap and /proc/kpageflags
- * that it happened (retrying a bounded number of times), writes new bytes
- * to that subpage, lets the test script switch the feature off or unload
- * the module, has memcg reclaim write the whole folio out again, and reads
- * everything back.
+ * The kernel reaches that state when something holds a reference to the
+ * folio while reclaim stores it: reclaim then cannot free the folio, which
+ * stays in the swap cache, and a fault maps a subpage of it again. The
+ * test module swapcache_pin.ko (tests/kmod) takes that reference right
+ * after swap_writepage(), so the state is reached every time. This program
+ * pages its THP out (MADV_PAGEOUT; the module pins it), proves from
+ * /proc/self/pagemap and /proc/kpageflags that the folio stayed in the
+ * swap cache, writes new bytes to subpage K (the fault maps the folio's
+ * own subpage), lets the test script switch the feature off or unload
+ * mmtune, drops the pin, has memcg reclaim write the whole folio out again
+ * by the stock path, and reads everything back. The module counts the
+ * zswap entries dropped and loaded at the folio's offsets: with patch
+ * 0002's fix the stock write drops all 512 and the read-back loads none;
+ * without it the write drops the head's only, and the read-back loads the
+ * 511 tails' old data from zswap.
  *
- *   zswap_stale --hold DIR [--subpage K] [--attempts N]
+ * K = 0 (the head) is what 6.1 does as it is. A fault on a tail is mapped
+ * from the swap cache only in a kernel without CONFIG_KSM (see
+ * swapcache_pin.c); for K >= 3 the module makes it so for that tail, and
+ * without the fix subpage K then reads back its old bytes.
  *
- * Exit status: 0 pass, 1 fail (data differs), 4 skip (state not reached).
+ *   zswap_stale --hold DIR --pin DIR [--subpage 0|3..511] [--attempts N]
+ *
+ * --pin is swapcache_pin's debugfs directory; --attempts bounds the tries
+ * to get a THP at all. Exit status: 0 pass, 1 fail.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <sys/stat.h>
 
 #define TESTPROG "zswap_stale"
@@ -27,14 +38,15 @@
 
 #define NR_SUBPAGES	(THP_SZ / PAGE_SZ)
 
-#define PM_PRESENT	(1ULL << 63)
-#define PM_SWAP		(1ULL << 62)
-#define PM_PFN_MASK	((1ULL << 55) - 1)
+#define PM_PRESENT	(UINT64_C(1) << 63)
+#define PM_SWAP		(UINT64_C(1) << 62)
+#define PM_PFN_MASK	((UINT64_C(1) << 55) - 1)
+#define KPF_MMAP	11
 #define KPF_SWAPCACHE	13
 #define KPF_THP		22
 
-/* Generation A is the THP's first content, C what the racing thread
- * writes, B the final content of the subpage: all differ in every word. */
+/* Generation A is the THP's first content, B the new content of subpage
+ * K: the two differ in every word. */
 static inline uint64_t word(uint64_t gen, uint64_t page, uint64_t w)
 {
 	uint64_t v = (gen * 0x9E3779B97F4A7C15ULL) ^ ((page + 1) << 20);
@@ -61,6 +73,32 @@ static uint64_t read_u64_at(const char *path, uint64_t index)
 	return v;
 }
 
+/* A number from a debugfs or sysfs file; exits if it cannot be read. */
+static uint64_t read_num(const char *dir, const char *name)
+{
+	char path[256];
+	unsigned long long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%llu", &v) != 1)
+		die(KSFT_FAIL, "cannot read %s: %s", path, strerror(errno));
+	fclose(f);
+	return v;
+}
+
+static void write_num(const char *dir, const char *name, uint64_t v)
+{
+	char path[256];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ret = write_file(path, "%" PRIu64 "\n", v);
+	if (ret)
+		die(KSFT_FAIL, "cannot write %" PRIu64 " to %s: %s", v, path, strerror(-ret));
+}
+
 static uint64_t swap_cached_kib(void)
 {
 	return proc_kib("/proc/meminfo", "SwapCached");
@@ -71,64 +109,57 @@ static uint64_t pagemap(const void *addr)
 	return read_u64_at("/proc/self/pagemap", (uintptr_t)addr / PAGE_SZ);
 }
 
-/* Subpage @k is mapped again and still part of a THP in the swap cache,
- * while subpage 0 is still swapped out. */
-static bool in_swapcache_state(char *thp, unsigned int k)
+static uint64_t kpageflags(uint64_t pfn)
+{
+	return read_u64_at("/proc/kpageflags", pfn);
+}
+
+static bool has_flag(uint64_t flags, int bit)
+{
+	return flags & (1ULL << bit);
+}
+
+static uint64_t zswap_stored(void)
+{
+	return read_num("/sys/kernel/debug/zswap", "stored_pages");
+}
+
+/*
+ * Subpage @k is mapped again and is the pinned THP's own subpage (pfn
+ * @head + @k), a THP in the swap cache, while another subpage is still
+ * swapped out.
+ */
+static bool in_swapcache_state(char *thp, unsigned int k, uint64_t head)
 {
 	uint64_t pm = pagemap(thp + k * PAGE_SZ), flags;
 
-	if (!(pm & PM_PRESENT) || !(pagemap(thp) & PM_SWAP))
+	if (!(pm & PM_PRESENT) || !(pagemap(thp + (k ? 0 : PAGE_SZ)) & PM_SWAP))
 		return false;
-	flags = read_u64_at("/proc/kpageflags", pm & PM_PFN_MASK);
-	return (flags & (1ULL << KPF_SWAPCACHE)) && (flags & (1ULL << KPF_THP));
-}
-
-struct racer {
-	uint64_t *page;
-	uint64_t page_no;
-	long delay_us;
-	volatile bool stop;
-};
-
-/*
- * Write the subpage once reclaim has unmapped it, @delay_us later. Too
- * early and the fault's folio reference makes pageout() keep the folio
- * without writing it; the fault must land while zswap stores the folio,
- * so that it waits for the folio lock and keeps reclaim from freeing it.
- */
-static void *race_writes(void *arg)
-{
-	struct racer *r = arg;
-	double until;
-
-	while (!r->stop && (pagemap(r->page) & PM_PRESENT))
-		;
-	if (r->stop)
-		return NULL;
-	until = now() + r->delay_us / 1e6;
-	while (now() < until)
-		;
-	fill_gen(r->page, 3, r->page_no);	/* generation C */
-	return NULL;
+	if ((pm & PM_PFN_MASK) != head + k)
+		return false;
+	flags = kpageflags(head + k);
+	return has_flag(flags, KPF_SWAPCACHE) && has_flag(flags, KPF_THP);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned int k = 5, attempts = 64, attempt, tries;
-	const char *hold = NULL;
+	unsigned int k = 5, attempts = 8, attempt, tries;
+	const char *hold = NULL, *pin = NULL;
 	char cg[128], path[256], *thp = NULL;
 	void *raw = NULL;
-	uint64_t thp_before, zswp_before, bad = 0;
-	bool reached = false;
+	uint64_t thp_before, zswp_before, zswpin_before, stored_before, head, flags;
+	uint64_t bad = 0, inval, loaded;
+	bool failed = false;
 	const struct testopt opts[] = {
-		OPT("hold", &hold), OPT("subpage", &k), OPT("attempts", &attempts),
+		OPT("hold", &hold), OPT("pin", &pin), OPT("subpage", &k),
+		OPT("attempts", &attempts),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts)) < 0)
 		return KSFT_FAIL;
-	if (!hold || k == 0 || k >= NR_SUBPAGES) {
-		fprintf(stderr, "usage: zswap_stale --hold DIR [--subpage 1..511] [--attempts N]\n");
+	if (!hold || !pin || k == 1 || k == 2 || k >= NR_SUBPAGES) {
+		fprintf(stderr, "usage: zswap_stale --hold DIR --pin DIR [--subpage 0|3..511] [--attempts N]\n");
 		return KSFT_FAIL;
 	}
 
@@ -142,69 +173,92 @@ int main(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 
-	for (attempt = 1; attempt <= attempts && !reached; attempt++) {
-		struct racer r;
-		pthread_t t;
-
+	/* A THP (khugepaged may not be done with memory of an earlier test). */
+	for (attempt = 1; attempt <= attempts; attempt++) {
 		if (raw)
 			munmap(raw, 2 * THP_SZ);
 		thp = mmap_thp_aligned(THP_SZ, &raw);
-		if (!thp) {
-			msg("mmap: %s", strerror(errno));
-			return KSFT_FAIL;
-		}
+		if (!thp)
+			die(KSFT_FAIL, "mmap: %s", strerror(errno));
 		madvise(thp, THP_SZ, MADV_HUGEPAGE);
 		for (uint64_t p = 0; p < NR_SUBPAGES; p++)
 			fill_gen((uint64_t *)(thp + p * PAGE_SZ), 1, p);	/* A */
-		if (vma_anon_huge_kib(thp) < THP_SZ >> 10)
-			continue;	/* no THP this time */
-
-		r = (struct racer){ .page = (uint64_t *)(thp + k * PAGE_SZ),
-				    .page_no = k,
-				    .delay_us = (attempt % 16) * 150 };
-		thp_before = vmstat("thp_swpout");
-		zswp_before = vmstat("zswpout");
-		pthread_create(&t, NULL, race_writes, &r);
-		if (madvise(thp, THP_SZ, MADV_PAGEOUT)) {
-			msg("MADV_PAGEOUT: %s", strerror(errno));
-			return KSFT_FAIL;
-		}
-		/* Give a late racer time to fault before it is told to stop. */
-		nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
-		r.stop = true;
-		pthread_join(t, NULL);
-		if (vmstat("thp_swpout") != thp_before)
-			die(KSFT_FAIL, "attempt %u: the THP went to the disk, not to zswap whole",
-			    attempt);
-		if (vmstat("zswpout") - zswp_before < NR_SUBPAGES)
-			continue;	/* the racer was early: nothing written */
-		reached = in_swapcache_state(thp, k);
+		if (vma_anon_huge_kib(thp) >= THP_SZ >> 10)
+			break;
 	}
-	if (!reached)
-		die(KSFT_SKIP, "the THP never stayed in the swap cache with subpage %u mapped again (%u attempts)",
-		    k, attempts);
-	msg("attempt %u: THP stored whole in zswap, still in the swap cache, subpage %u mapped again",
-	    attempt - 1, k);
+	if (attempt > attempts)
+		die(KSFT_FAIL, "no THP in %u attempts (THP enabled \"always\"?)", attempts);
 
-	/* New bytes for subpage k (generation B): the folio is dirty again. */
+	/* Page it out; the module pins it once zswap has stored it. */
+	thp_before = vmstat("thp_swpout");
+	zswp_before = vmstat("zswpout");
+	write_num(pin, "pid", getpid());
+	if (madvise(thp, THP_SZ, MADV_PAGEOUT))
+		die(KSFT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
+	head = read_num(pin, "pfn");
+	write_num(pin, "pid", 0);
+	msg("MADV_PAGEOUT: zswpout +%" PRIu64 ", thp_swpout +%" PRIu64 ", pinned pfn 0x%" PRIx64,
+	    vmstat("zswpout") - zswp_before, vmstat("thp_swpout") - thp_before, head);
+	if (vmstat("thp_swpout") != thp_before)
+		die(KSFT_FAIL, "the THP went to the disk, not to zswap whole");
+	if (vmstat("zswpout") - zswp_before < NR_SUBPAGES)
+		die(KSFT_FAIL, "zswap did not store the THP's %lu subpages", NR_SUBPAGES);
+	if (!head)
+		die(KSFT_FAIL, "swapcache_pin did not pin the folio");
+	flags = kpageflags(head);
+	if (!(pagemap(thp) & PM_SWAP) || !(pagemap(thp + k * PAGE_SZ) & PM_SWAP) ||
+	    !has_flag(flags, KPF_SWAPCACHE) || !has_flag(flags, KPF_THP) ||
+	    has_flag(flags, KPF_MMAP))
+		die(KSFT_FAIL, "the pinned folio is not an unmapped THP in the swap cache (kpageflags 0x%" PRIx64 ")",
+		    flags);
+
+	/*
+	 * New bytes for subpage k (generation B): the write fault maps the
+	 * folio's subpage from the swap cache, and the folio is dirty again.
+	 */
+	if (k)
+		write_num(pin, "tail_index", k);
 	fill_gen((uint64_t *)(thp + k * PAGE_SZ), 2, k);
+	if (!in_swapcache_state(thp, k, head))
+		die(KSFT_FAIL, "subpage %u is not the swap cache THP's own page again (pfn 0x%" PRIx64 ", head 0x%" PRIx64 ", kpageflags 0x%" PRIx64 ")",
+		    k, pagemap(thp + k * PAGE_SZ) & PM_PFN_MASK, head,
+		    kpageflags(pagemap(thp + k * PAGE_SZ) & PM_PFN_MASK));
+	msg("THP stored whole in zswap, still in the swap cache, subpage %u mapped again and rewritten",
+	    k);
 
 	snprintf(path, sizeof(path), "%s/ready", hold);
 	write_file(path, "1\n");
 	snprintf(path, sizeof(path), "%s/go", hold);
 	hold_until(path, 20);
 
-	/* Reclaim the whole folio again, now by the stock path. */
+	/* Drop the pin; reclaim the whole folio again, now by the stock path. */
+	write_num(pin, "pfn", 0);
+	inval = read_num(pin, "invalidated");
+	if (inval)
+		die(KSFT_FAIL, "%" PRIu64 " zswap entries of the folio were dropped before it was written again",
+		    inval);
 	thp_before = vmstat("thp_swpout");
+	stored_before = zswap_stored();
 	snprintf(path, sizeof(path), "%s/memory.reclaim", cg);
 	for (tries = 0; tries < 200 && (pagemap(thp + k * PAGE_SZ) & PM_PRESENT); tries++)
 		write_file(path, "16M");
 	if (pagemap(thp + k * PAGE_SZ) & PM_PRESENT)
-		die(KSFT_SKIP, "memory.reclaim did not write the folio out again");
+		die(KSFT_FAIL, "memory.reclaim did not write the folio out again");
 	if (vmstat("thp_swpout") == thp_before)
-		die(KSFT_SKIP, "the folio was split before it was written again (thp_swpout did not rise)");
-	msg("folio written to the swap device whole (thp_swpout +%" PRIu64 ") after %u memory.reclaim writes",
-	    vmstat("thp_swpout") - thp_before, tries);
+		die(KSFT_FAIL, "the folio was split before it was written again (thp_swpout did not rise)");
+	inval = read_num(pin, "invalidated");
+	msg("folio written to the swap device whole (thp_swpout +%" PRIu64 ") after %u memory.reclaim writes; zswap entries dropped at its offsets: %" PRIu64 " (zswap stored_pages %" PRIu64 " -> %" PRIu64 ")",
+	    vmstat("thp_swpout") - thp_before, tries, inval, stored_before, zswap_stored());
+	/*
+	 * 0002's __frontswap_store() drops the entries of all 512 offsets;
+	 * before it, only the head's went, and 511 stale ones stayed. Read
+	 * back anyway: the bytes say what the stale entries do.
+	 */
+	if (inval != NR_SUBPAGES) {
+		msg("FAIL: %" PRIu64 " of the folio's %lu zswap entries dropped by the stock write (stale tail entries left)",
+		    inval, NR_SUBPAGES);
+		failed = true;
+	}
 	/*
 	 * Until the folio leaves the swap cache, reading it back would come
 	 * from memory and never ask zswap: wait for reclaim to free it.
@@ -212,10 +266,12 @@ int main(int argc, char **argv)
 	for (tries = 0; tries < 200 && swap_cached_kib() >= THP_SZ >> 10; tries++)
 		write_file(path, "16M");
 	if (swap_cached_kib() >= THP_SZ >> 10)
-		die(KSFT_SKIP, "the folio stayed in the swap cache (SwapCached %" PRIu64 " kB)",
+		die(KSFT_FAIL, "the folio stayed in the swap cache (SwapCached %" PRIu64 " kB)",
 		    swap_cached_kib());
 	msg("folio freed from the swap cache; reading back from swap");
 
+	zswpin_before = vmstat("zswpin");
+	loaded = read_num(pin, "loaded");
 	for (uint64_t p = 0; p < NR_SUBPAGES; p++) {
 		const uint64_t *pg = (const uint64_t *)(thp + p * PAGE_SZ);
 		uint64_t gen = p == k ? 2 : 1;
@@ -226,16 +282,25 @@ int main(int argc, char **argv)
 			if (bad++ < 4)
 				msg("subpage %" PRIu64 " word %" PRIu64 ": got 0x%016" PRIx64
 				    " want 0x%016" PRIx64 "%s", p, w, pg[w], word(gen, p, w),
-				    pg[w] == word(1, p, w) || pg[w] == word(3, p, w) ?
-				    " (old data: a stale zswap entry)" : "");
+				    pg[w] == word(1, p, w) ? " (old data: a stale zswap entry)" : "");
 		}
 	}
+	loaded = read_num(pin, "loaded") - loaded;
+	msg("read back: zswap entries loaded at the folio's offsets %" PRIu64 " (zswpin +%" PRIu64 ", pswpin %" PRIu64 ")",
+	    loaded, vmstat("zswpin") - zswpin_before, vmstat("pswpin"));
 	write_file("/sys/fs/cgroup/cgroup.procs", "0");
 	rmdir(cg);
+	if (loaded) {
+		msg("FAIL: %" PRIu64 " subpages read back from stale zswap entries", loaded);
+		failed = true;
+	}
 	if (bad) {
 		msg("FAIL: %" PRIu64 " words differ", bad);
-		return KSFT_FAIL;
+		failed = true;
 	}
-	msg("PASS: subpage %u reads back its new bytes, the other 511 their old ones", k);
+	if (failed)
+		return KSFT_FAIL;
+	msg("PASS: subpage %u reads back its new bytes, the other %lu their old ones", k,
+	    NR_SUBPAGES - 1);
 	return KSFT_PASS;
 }
