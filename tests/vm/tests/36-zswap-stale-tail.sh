@@ -20,6 +20,13 @@ if ! insmod $PIN_KO; then
 	fail "insmod swapcache_pin.ko"
 fi
 trap 'grep -q "^swapcache_pin " /proc/modules && rmmod swapcache_pin' EXIT
+# The module refuses what would not pin, release or re-index a folio.
+assert_eq "$(cat $PIN/pfn)" 0 "pinned pfn after insmod"
+for w in "1 pfn" "0 pfn" "5 tail_index" "4194305 pid"; do
+	if echo "${w% *}" >"$PIN/${w#* }" 2>/dev/null; then
+		fail "swapcache_pin took ${w% *} in ${w#* }"
+	fi
+done
 
 # counters: the ones this test moves, on one line.
 counters() {
