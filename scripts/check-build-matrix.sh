@@ -102,10 +102,11 @@ mmtune_exports=$(awk '
 	}' "$series_dir"/0*.patch | sort -u)
 n_exports=$(echo "$mmtune_exports" | grep -c .)
 
+if [ -z "$touched_objs" ] || [ "$n_exports" -eq 0 ]; then
+	die "found no touched .c file or no MMTUNE export in $series_dir: is the series there?"
+fi
 tap_header
 tap_plan $((1 + 4 * ${#configs[@]}))
-[ -n "$touched_objs" ] && [ "$n_exports" -gt 0 ] ||
-	die "found no touched .c file or no MMTUNE export in $series_dir: is the series there?"
 tap_diag "touched objects: $(echo "$touched_objs" | tr '\n' ' ')"
 tap_diag "mmtune exports: $(echo "$mmtune_exports" | cut -d' ' -f1 | tr '\n' ' ')"
 
