@@ -1,0 +1,394 @@
+#!/bin/bash
+# Build matrix as TAP: the kernel patch series and the module under the
+# kernel configurations a distribution or a user may choose, without
+# building a kernel.
+#
+#   scripts/check-build-matrix.sh [--fresh] [CONFIG...]
+#
+# CONFIG (default: all, in this order):
+#   test       the test kernel's config (scripts/kernel-lib.sh:
+#              x86_64_defconfig + kvm_guest.config + test-vm.config)
+#   hooks-off  test + CONFIG_MMTUNE_HOOKS=n
+#   swap-off   test + CONFIG_SWAP=n
+#   zswap-off  test + CONFIG_ZSWAP=n
+#   thp-off    test + CONFIG_TRANSPARENT_HUGEPAGE=n
+#   smp-off    test + CONFIG_SMP=n
+#   debian     Debian's generic amd64 config (linux-config-6.1) adapted
+#              by packaging/kernel/distro-config.sh (hooks on)
+#
+# Test points: the series applies (once: one patched source tree for all
+# configurations), then per configuration
+#   config   "make olddefconfig" kept the requested setting
+#   compile  the objects the series touches (the "+++ b/*.c" files of the
+#            patches, those this configuration builds) compile with W=1
+#            and without any warning
+#   exports  with the hooks off no mmtune export (EXPORT_SYMBOL*(sym,
+#            MMTUNE) in the patches) is in those objects; with the hooks
+#            on each one whose object is built is there, in namespace MMTUNE
+#   module   "make M=module" (W=1) builds mmtune.ko without a compiler
+#            warning, and each mmtune symbol it uses is exported by this
+#            configuration; a skip where the hooks are off
+#
+# Only "make modules_prepare" and single objects are built, never vmlinux:
+# one O= object directory per configuration under build/matrix, kept
+# between runs (kbuild rebuilds what changed, ccache in
+# $MMTUNE_CACHE/ccache makes the rest cheap). The patched tree is rebuilt
+# when its inputs change (series, test-vm.config, distro-config.sh,
+# Debian's config, compiler, this script) or with --fresh. Compiles run
+# under "nice -n 10" with -j2 (MMTUNE_MATRIX_JOBS): the machine is shared.
+# Logs: build/matrix/logs/.
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
+series_dir=$repo/kernel-patches/6.1
+fragment=$repo/kernel-patches/configs/test-vm.config
+distro_config=$repo/packaging/kernel/distro-config.sh
+debian_cfg=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
+work=$repo/build/matrix
+tree=$work/linux
+logs=$work/logs
+jobs=${MMTUNE_MATRIX_JOBS:-2}
+
+all_configs=(test hooks-off swap-off zswap-off thp-off smp-off debian)
+# What each configuration requests on top of its base, and its base.
+declare -A want=([test]=MMTUNE_HOOKS=y [hooks-off]=MMTUNE_HOOKS=n
+	[swap-off]=SWAP=n [zswap-off]=ZSWAP=n [thp-off]=TRANSPARENT_HUGEPAGE=n
+	[smp-off]=SMP=n [debian]=MMTUNE_HOOKS=y)
+
+fresh=0
+configs=()
+for a in "$@"; do
+	case "$a" in
+	--fresh) fresh=1 ;;
+	-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*)
+		[ -n "${want[$a]:-}" ] || { echo "usage: $0 [--fresh] [${all_configs[*]}]" >&2; exit 2; }
+		configs+=("$a") ;;
+	esac
+done
+[ ${#configs[@]} -gt 0 ] || configs=("${all_configs[@]}")
+
+log() { echo "build-matrix: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+cd "$repo" || exit 1
+. scripts/kernel-lib.sh
+. tests/lib/tap.sh
+
+export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$work CCACHE_MAXSIZE=5G
+# kmake OBJDIR ARGS...: make in the shared tree for one configuration.
+# W=1 and KCFLAGS on every step of a configuration, so that no step's
+# command line differs from the last one's and makes kbuild redo it.
+# -Wno-error overrides CONFIG_WERROR (on in x86_64_defconfig): a warning
+# fails the compile step anyway, and every object is still made, so the
+# other warnings, the exports and the module are checked too.
+kmake() {
+	local obj=$1
+	shift
+	nice -n 10 make -C "$tree" O="$obj" -j"$jobs" CC="ccache gcc" HOSTCC="ccache gcc" \
+		W=1 KCFLAGS=-Wno-error "$@"
+}
+
+# secs_since T0: whole seconds since T0 (from $SECONDS).
+secs_since() { echo "$((SECONDS - $1)) s"; }
+
+# The series, read from the patches: each touched .c file as its object,
+# and each mmtune export as "SYMBOL FILE".
+touched_objs=$(grep -h '^+++ b/.*\.c$' "$series_dir"/0*.patch | sed 's|^+++ b/||; s|\.c$|.o|' | sort -u)
+mmtune_exports=$(awk '
+	/^\+\+\+ b\// { file = substr($2, 3) }
+	/^\+[ \t]*EXPORT_SYMBOL[A-Z_]*\([A-Za-z0-9_]+, *MMTUNE\)/ {
+		s = $0; sub(/^[^(]*\(/, "", s); sub(/,.*/, "", s); print s, file
+	}' "$series_dir"/0*.patch | sort -u)
+n_exports=$(echo "$mmtune_exports" | grep -c .)
+
+if [ -z "$touched_objs" ] || [ "$n_exports" -eq 0 ]; then
+	die "found no touched .c file or no MMTUNE export in $series_dir: is the series there?"
+fi
+tap_header
+tap_plan $((1 + 4 * ${#configs[@]}))
+tap_diag "touched objects: $(echo "$touched_objs" | tr '\n' ' ')"
+tap_diag "mmtune exports: $(echo "$mmtune_exports" | cut -d' ' -f1 | tr '\n' ' ')"
+
+# --- The patched tree -------------------------------------------------
+# kernel_prepare_tree (as the test kernel is made: quilt --fuzz=0, then
+# the test config in the tree), Debian's config adapted in the same tree,
+# both configs kept, then "make mrproper": an O= build needs a clean tree.
+mkdir -p "$logs" "$work/configs"
+kernel_source
+key_inputs=("$0" "$fragment" "$distro_config")
+[ -r "$debian_cfg" ] && key_inputs+=("$debian_cfg")
+key=$(kernel_inputs_key matrix "${key_inputs[@]}")
+tree_ok=1
+t0=$SECONDS
+if [ $fresh -eq 0 ] && [ "$(cat "$tree/.matrix-key" 2>/dev/null)" = "$key" ]; then
+	tap_ok "series applies to $src_pkg $pkgver with quilt --fuzz=0 (tree of an earlier run, same inputs, key $key)"
+else
+	# Objects of an older tree could look newer than a file the new
+	# tree has back in its pristine state (cp -a keeps mtimes): start
+	# the object directories afresh; ccache keeps this cheap.
+	rm -rf "$tree" "$work"/o-* "$work"/mod-* "$work"/configs/*
+	if (kernel_prepare_tree "$tree" "$logs" "$fragment") 2>"$logs/tree.log" &&
+		cp "$tree/.config" "$work/configs/test.config"; then
+		if [ -r "$debian_cfg" ]; then
+			xzcat "$debian_cfg" >"$work/configs/debian.in" &&
+				(cd "$tree" && "$distro_config" "$work/configs/debian.in") >"$logs/debian.distro-config.log" 2>&1 &&
+				mv "$work/configs/debian.in" "$work/configs/debian.config"
+		fi
+		if (cd "$tree" && nice -n 10 make -s mrproper) >>"$logs/tree.log" 2>&1; then
+			echo "$key" >"$tree/.matrix-key"
+			tap_ok "series applies to $src_pkg $pkgver with quilt --fuzz=0 ($(secs_since $t0))"
+		else
+			tree_ok=0
+			tap_not_ok "series applies to $src_pkg $pkgver with quilt --fuzz=0: make mrproper failed"
+			tail -n 20 "$logs/tree.log" | tap_diag
+		fi
+	else
+		tree_ok=0
+		tap_not_ok "series applies to $src_pkg $pkgver with quilt --fuzz=0"
+		# From the patch that failed on (quilt names it and the hunk).
+		awk '/^Applying patch/ { n = 0 } { l[n++] = $0 } END { for (i = 0; i < n; i++) print l[i] }' \
+			"$logs/tree.log" | tail -n 30 | tap_diag
+	fi
+fi
+
+# --- Helpers per configuration ---------------------------------------
+
+# built_objs OBJDIR: the touched objects that this configuration builds,
+# by asking kbuild's own Makefile of each directory (obj-y, obj-m, and
+# the parts of composite objects such as page-alloc.o), with the
+# configuration's auto.conf. Assumes the directory itself is built,
+# which holds for mm/.
+built_objs() {
+	local obj=$1 dir objs o
+	for dir in $(echo "$touched_objs" | xargs -n1 dirname | sort -u); do
+		objs=$(make -s --no-print-directory -f - srctree="$tree" objtree="$obj" src="$dir" obj="$dir" <<-EOF 2>/dev/null
+			include $obj/include/config/auto.conf
+			include $tree/$dir/\$(if \$(wildcard $tree/$dir/Kbuild),Kbuild,Makefile)
+			expand = \$(foreach m,\$(1),\$(if \$(strip \$(\$(m:.o=-objs)) \$(\$(m:.o=-y))),\$(\$(m:.o=-objs)) \$(\$(m:.o=-y)),\$(m)))
+			\$(info \$(sort \$(call expand,\$(obj-y) \$(obj-m))))
+			all: ;
+		EOF
+		) || return 1
+		for o in $(echo "$touched_objs" | grep "^$dir/"); do
+			case " $objs " in *" ${o#"$dir"/} "*) echo "$o" ;; esac
+		done
+	done
+}
+
+# ksym_table OBJ...: one line per export in the objects:
+# "SYMBOL NAMESPACE(or -) gpl|plain OBJECT". In 6.1 EXPORT_SYMBOL*()
+# makes a __ksymtab_SYM in section ___ksymtab[_gpl]+SYM and a string
+# __kstrtabns_SYM (the namespace) in __ksymtab_strings: what modpost
+# reads to write Module.symvers.
+ksym_table() {
+	local o
+	for o in "$@"; do
+		awk -v o="$o" '
+			FNR == 1 { part++ }
+			# part 1: readelf -p __ksymtab_strings ("[  off]  string")
+			part == 1 && /^ *\[ *[0-9a-f]+\]/ {
+				s = $0; sub(/^ *\[ */, "", s); off = s; sub(/\].*/, "", off)
+				sub(/^[0-9a-f]+\] */, "", s); str[off] = s; next
+			}
+			# part 2: objdump -t
+			part == 2 && $NF ~ /^__kstrtabns_/ {
+				v = $1; sub(/^0+/, "", v); ns[substr($NF, 13)] = (v == "" ? "0" : v); next
+			}
+			part == 2 && $NF ~ /^__ksymtab_/ {
+				sym = substr($NF, 11); type[sym] = ($(NF - 2) ~ /^___ksymtab_gpl\+/) ? "gpl" : "plain"
+			}
+			END {
+				for (sym in type) {
+					n = (sym in ns) ? str[ns[sym]] : ""
+					print sym, (n == "" ? "-" : n), type[sym], o
+				}
+			}' <(readelf -p __ksymtab_strings "$o" 2>/dev/null) <(objdump -t "$o")
+	done
+}
+
+# --- The matrix -------------------------------------------------------
+for name in "${configs[@]}"; do
+	obj=$work/o-$name
+	sym=${want[$name]%=*} val=${want[$name]#*=}
+	hooks=y
+	[ "$name" = hooks-off ] && hooks=n
+	base="test"
+	[ "$name" = debian ] && base=debian
+	if [ $tree_ok -eq 0 ]; then
+		for step in config compile exports module; do tap_skip "$name: $step" "the series does not apply"; done
+		continue
+	fi
+
+	# config: the requested symbol, and the hooks, survive olddefconfig.
+	t0=$SECONDS
+	mkdir -p "$obj"
+	step_ok=0
+	what="CONFIG_$sym=$val"
+	[ "$sym" != MMTUNE_HOOKS ] && what="$what, CONFIG_MMTUNE_HOOKS=$hooks"
+	if [ ! -f "$work/configs/$base.config" ]; then
+		tap_not_ok "$name: olddefconfig keeps $what"
+		if [ "$base" = debian ]; then
+			if [ -r "$debian_cfg" ]; then
+				tail -n 20 "$logs/debian.distro-config.log" | tap_diag
+			else
+				tap_diag "$debian_cfg missing (apt-get install linux-config-6.1, or scripts/setup-host.sh)"
+			fi
+		fi
+	else
+		cp "$work/configs/$base.config" "$obj/.config"
+		if [ "$val" = n ]; then
+			"$tree/scripts/config" --file "$obj/.config" --disable "$sym"
+		else
+			"$tree/scripts/config" --file "$obj/.config" --enable "$sym"
+		fi
+		lost=""
+		if ! kmake "$obj" olddefconfig >"$logs/$name.config.log" 2>&1; then
+			lost="make olddefconfig failed: $(tail -n 5 "$logs/$name.config.log")"
+		else
+			for sv in "$sym=$val" "MMTUNE_HOOKS=$hooks"; do
+				if [ "${sv#*=}" = y ]; then
+					grep -qx "CONFIG_${sv%=*}=y" "$obj/.config" || lost="$lost CONFIG_$sv"
+				else
+					grep -qE "^CONFIG_${sv%=*}=[ym]" "$obj/.config" && lost="$lost CONFIG_$sv"
+				fi
+			done
+		fi
+		if [ -z "$lost" ]; then
+			step_ok=1
+			tap_ok "$name: olddefconfig keeps $what ($(secs_since $t0))"
+		else
+			tap_not_ok "$name: olddefconfig keeps $what"
+			tap_diag "Kconfig dropped:$lost (something selects or depends; see $obj/.config)"
+		fi
+	fi
+	if [ $step_ok -eq 0 ]; then
+		for step in compile exports module; do tap_skip "$name: $step" "the config step failed"; done
+		continue
+	fi
+
+	# compile: modules_prepare, then the touched objects built here.
+	# A warning fails this step only: exports and module still run
+	# when every object was made.
+	t0=$SECONDS
+	step_ok=0
+	objs=""
+	if ! kmake "$obj" modules_prepare >"$logs/$name.prepare.log" 2>&1; then
+		tap_not_ok "$name: W=1 compile of the touched objects: make modules_prepare failed"
+		grep -E 'error|Error' "$logs/$name.prepare.log" | head -n 20 | tap_diag
+	elif ! objs=$(built_objs "$obj") || [ -z "$objs" ]; then
+		tap_not_ok "$name: W=1 compile of the touched objects: cannot tell which are built"
+	else
+		mapfile -t objv <<<"$objs"
+		(cd "$obj" && rm -f "${objv[@]}")
+		kmake "$obj" -k "${objv[@]}" >"$logs/$name.compile.log" 2>&1
+		rc=$?
+		warn=$(grep -E -i 'warning|error' "$logs/$name.compile.log")
+		missing=""
+		for o in $objs; do [ -f "$obj/$o" ] || missing="$missing $o"; done
+		desc="$name: W=1 compile of the $(echo "$objs" | wc -w) touched objects built here, no warning"
+		[ $rc -eq 0 ] && [ -z "$missing" ] && step_ok=1
+		if [ $step_ok -eq 1 ] && [ -z "$warn" ]; then
+			tap_ok "$desc ($(secs_since $t0))"
+		else
+			tap_not_ok "$desc"
+			[ $rc -eq 0 ] || tap_diag "make exited $rc (log: $logs/$name.compile.log)"
+			[ -z "$missing" ] || tap_diag "not made:$missing"
+			grep -E -i -A4 'warning|error' "$logs/$name.compile.log" | head -n 60 | tap_diag
+		fi
+		notbuilt=$(echo "$touched_objs" | grep -vxF -f <(echo "$objs") | tr '\n' ' ')
+		[ -z "$notbuilt" ] || tap_diag "$name: not built in this configuration (not compiled): $notbuilt"
+	fi
+	if [ $step_ok -eq 0 ]; then
+		for step in exports module; do tap_skip "$name: $step" "the objects were not made"; done
+		continue
+	fi
+
+	# exports: what Module.symvers would list for these objects. modpost
+	# writes Module.symvers from the __ksymtab_*/__kstrtabns_* entries of
+	# vmlinux.o, which is "ld -r" of these same objects: a symbol that no
+	# object defines cannot be there. Linking vmlinux per configuration
+	# would take hours; reading the objects takes a second.
+	table=$(cd "$obj" && ksym_table "${objv[@]}")
+	echo "$table" >"$logs/$name.exports"
+	n_all=$(echo "$table" | grep -c .)
+	bad=""
+	found=0
+	expect=0
+	absent=""
+	while read -r s file; do
+		row=$(echo "$table" | awk -v s="$s" '$1 == s')
+		if [ "$hooks" = n ]; then
+			[ -z "$row" ] || bad="$bad $s (in ${row##* })"
+		elif echo "$objs" | grep -qx "${file%.c}.o"; then
+			expect=$((expect + 1))
+			case "$row" in
+			"$s MMTUNE gpl "*) found=$((found + 1)) ;;
+			'') bad="$bad $s (missing from ${file%.c}.o)" ;;
+			*) bad="$bad $s (not GPL-only in namespace MMTUNE: ${row% *})" ;;
+			esac
+		else
+			absent="$absent $s"
+		fi
+	done <<<"$mmtune_exports"
+	# Any other export put in MMTUNE by a later patch is an mmtune export too.
+	if [ "$hooks" = n ]; then
+		other=$(echo "$table" | awk '$2 == "MMTUNE" { print $1 }' |
+			grep -vxF -f <(echo "$mmtune_exports" | cut -d' ' -f1) | tr '\n' ' ')
+		[ -z "$other" ] || bad="$bad namespace MMTUNE: $other"
+	fi
+	if [ "$hooks" = n ]; then
+		desc="$name: none of the $n_exports mmtune exports in the objects ($n_all exports there)"
+	else
+		desc="$name: the $expect mmtune exports of the objects built here are there, GPL-only, namespace MMTUNE"
+	fi
+	if [ -z "$bad" ] && { [ "$hooks" = n ] || [ $found -gt 0 ]; }; then
+		tap_ok "$desc"
+	else
+		tap_not_ok "$desc"
+		[ -z "$bad" ] || tap_diag "wrong:$bad"
+		[ $found -gt 0 ] || [ "$hooks" = n ] || tap_diag "no mmtune export found: the check would pass vacuously"
+	fi
+	[ -z "$absent" ] || tap_diag "$name: exported from objects not built here:$absent"
+
+	# module: make M= in a copy (its objects stay out of module/).
+	if [ "$hooks" = n ]; then
+		tap_skip "$name: make M=module" "CONFIG_MMTUNE_HOOKS=n: mmtune.ko needs the hook API; dkms.conf's BUILD_EXCLUSIVE_CONFIG skips such kernels"
+		continue
+	fi
+	t0=$SECONDS
+	mod=$work/mod-$name
+	rm -rf "$mod"
+	mkdir -p "$mod"
+	cp "$repo"/module/Kbuild "$repo"/module/*.[ch] "$mod"/
+	rm -f "$mod"/*.mod.c
+	kmake "$obj" M="$mod" modules >"$logs/$name.module.log" 2>&1
+	rc=$?
+	# Without vmlinux there is no Module.symvers: modpost says so and
+	# cannot resolve the kernel's symbols. Those lines are expected;
+	# any other warning or error is not.
+	warn=$(grep -v -E '^WARNING: Module\.symvers is missing\.|^ +(Modules may not have dependencies|You may get many unresolved)|^WARNING: modpost: "[A-Za-z0-9_.]+" \[.*\] undefined!$|^WARNING: modpost: suppressed [0-9]+ unresolved symbol warnings' \
+		"$logs/$name.module.log" | grep -E -i 'warning|error')
+	bad=""
+	if [ -f "$mod/mmtune.ko" ]; then
+		for s in $(nm -u "$mod/mmtune.ko" | awk '{ print $2 }' | grep -xF -f <(echo "$mmtune_exports" | cut -d' ' -f1)); do
+			echo "$table" | awk -v s="$s" '$1 == s && $2 == "MMTUNE" { f = 1 } END { exit !f }' ||
+				bad="$bad $s"
+		done
+		uses=$(nm -u "$mod/mmtune.ko" | awk '{ print $2 }' | grep -cxF -f <(echo "$mmtune_exports" | cut -d' ' -f1))
+		if [ "$uses" -gt 0 ] && ! modinfo -F import_ns "$mod/mmtune.ko" | grep -qx MMTUNE; then
+			bad="$bad (no MODULE_IMPORT_NS(MMTUNE))"
+		fi
+	fi
+	desc="$name: make M=module (W=1) builds mmtune.ko, no compiler warning, its mmtune imports exported here"
+	if [ $rc -eq 0 ] && [ -f "$mod/mmtune.ko" ] && [ -z "$warn" ] && [ -z "$bad" ]; then
+		tap_ok "$desc ($uses imports, $(secs_since $t0))"
+	else
+		tap_not_ok "$desc"
+		[ $rc -eq 0 ] || tap_diag "make exited $rc (log: $logs/$name.module.log)"
+		[ -z "$bad" ] || tap_diag "used by mmtune.ko but not exported in namespace MMTUNE here:$bad"
+		[ -z "$warn" ] || echo "$warn" | head -n 40 | tap_diag
+	fi
+done
+
+[ "$tap_failed" -eq 0 ]
