@@ -189,6 +189,20 @@ for prog in "$repo"/tests/vm/progs/*.c; do
 	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$root/bin/$name" "$prog" ||
 		die "cannot build $prog"
 done
+# The 6.1 tree's own mm selftests (test 80), built by their kselftest
+# Makefile from the kernel tree under test, static like the programs above.
+# OUTPUT= puts every object outside the tree (a cached tree is never
+# written), one directory per tree. UAPI headers: Debian's linux-libc-dev,
+# built from the same linux 6.1 source package as the tree (the series
+# changes no UAPI header); the tree has none installed, and
+# headers_install would write them into it. ksm_tests needs libnuma-dev.
+sel_progs=(khugepaged soft-dirty madv_populate transhuge-stress userfaultfd mremap_test ksm_tests split_huge_page_test)
+sel_out=$repo/build/selftests/$(readlink -f "$kdir" | sha256sum | cut -c1-12)
+mkdir -p "$sel_out" "$root/selftests/vm"
+make -C "$kdir/tools/testing/selftests/vm" OUTPUT="$sel_out" KHDR_INCLUDES="-isystem /usr/include" \
+	EXTRA_CFLAGS=-static "${sel_progs[@]/#/$sel_out/}" >"$sel_out/build.log" 2>&1 ||
+	die "cannot build the mm selftests of $kdir (libnuma-dev missing? scripts/setup-host.sh); $(tail -n 5 "$sel_out/build.log")"
+cp "${sel_progs[@]/#/$sel_out/}" "$root/selftests/vm/"
 cp "$mmtune_ko" "$root/mmtune/mmtune.ko"
 [ -f "$probe_ko" ] && cp "$probe_ko" "$root/mmtune/"
 # busybox modinfo needs modules.dep; the host's modinfo tells the guest tests.
