@@ -6,8 +6,10 @@
 #   make check     every test suite (unit, static, VM), one summary line
 #   make check-debug  the VM suite on the debug kernel (KASAN, kmemleak,
 #                  DEBUG_PAGEALLOC, lockdep) with preempt=full
-#   make check-slow   the VM tests marked "# slow:" (campaigns), skipped
-#                  by make check
+#   make check-slow   the VM tests marked "# slow:" (campaigns, mm
+#                  selftests), skipped by make check
+#   make check-selftests  the kernel tree's own mm selftests in the VM,
+#                  stock and with every feature on (test 80, slow)
 #   make unit | style | userspace | vm-check   one suite
 #   make check-matrix  the series and the module under 7 kernel configs
 #                  (hooks/SWAP/ZSWAP/THP/SMP off, Debian's amd64): W=1 on
@@ -48,6 +50,9 @@ check: modules
 
 check-slow: modules
 	MMTUNE_VM_SLOW=only tests/vm/run.sh
+
+check-selftests: modules
+	MMTUNE_VM_SLOW=1 tests/vm/run.sh --tests '80-*'
 
 kernel-debug:
 	scripts/kernel-build.sh --variant debug
@@ -94,4 +99,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel modules run check check-slow kernel-debug check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud
+.PHONY: all setup kernel modules run check check-slow check-selftests kernel-debug check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud

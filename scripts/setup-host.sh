@@ -15,6 +15,8 @@ pkgs=(
 	perl python3-ply
 	# mmtunectl tests: pytest, venvs for vermin and ansible-core, systemd-analyze
 	python3-pytest python3-venv systemd
+	# the kernel tree's mm selftests in the VM (test 80): ksm_tests links libnuma
+	libnuma-dev
 	# packaging: .deb/.rpm builds, lint, Debian 12 roots (packaging/, tests/packaging/)
 	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl linux-config-6.1 shellcheck apt-utils gnupg
 )

@@ -189,6 +189,31 @@ for prog in "$repo"/tests/vm/progs/*.c; do
 	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$root/bin/$name" "$prog" ||
 		die "cannot build $prog"
 done
+# The 6.1 tree's own mm selftests (test 80), built by their kselftest
+# Makefile from a copy of the selftests of the kernel tree under test (a
+# cached tree is never written), with the upstream test fixes of
+# tests/vm/selftests-patches/ applied, static like the programs above; the
+# objects stay in build/selftests/<tree>. UAPI headers: Debian's
+# linux-libc-dev, built from the same linux 6.1 source package as the tree
+# (the series changes no UAPI header); the tree has none installed, and
+# headers_install would write them into it. ksm_tests needs libnuma-dev.
+# Only for tests, and only from a tree that has them (tests/packaging boots
+# a packaged kernel from a directory that holds just its bzImage).
+sel_progs=(khugepaged soft-dirty madv_populate transhuge-stress userfaultfd mremap_test ksm_tests split_huge_page_test)
+if [ $mode = test ] && [ -f "$kdir/tools/testing/selftests/vm/Makefile" ]; then
+	sel_out=$repo/build/selftests/$(readlink -f "$kdir" | sha256sum | cut -c1-12)
+	rm -rf "$sel_out/src"
+	mkdir -p "$sel_out/src" "$root/selftests/vm"
+	(cd "$kdir" && cp -a --parents tools/testing/selftests/{lib.mk,*.h,kselftest,vm,x86} mm/gup_test.h include/vdso "$sel_out/src/") ||
+		die "cannot copy the mm selftests of $kdir"
+	for p in "$repo"/tests/vm/selftests-patches/*.patch; do
+		patch -s -d "$sel_out/src" -p1 <"$p" || die "cannot apply $p to the mm selftests"
+	done
+	make -C "$sel_out/src/tools/testing/selftests/vm" OUTPUT="$sel_out" KHDR_INCLUDES="-isystem /usr/include" \
+		EXTRA_CFLAGS=-static "${sel_progs[@]/#/$sel_out/}" >"$sel_out/build.log" 2>&1 ||
+		die "cannot build the mm selftests of $kdir (libnuma-dev missing? scripts/setup-host.sh); $(tail -n 5 "$sel_out/build.log")"
+	cp "${sel_progs[@]/#/$sel_out/}" "$root/selftests/vm/"
+fi
 cp "$mmtune_ko" "$root/mmtune/mmtune.ko"
 [ -f "$probe_ko" ] && cp "$probe_ko" "$root/mmtune/"
 # The other test modules (swapcache_pin.ko: test 36), when built.
