@@ -184,6 +184,21 @@ for mod in list(sys.modules.values()):
     if f.endswith(".py") and os.path.exists(root + f):
         py_compile.compile(root + f, dfile=f, doraise=True)
 EOF_PY
+# chosen_tests: the test files this run boots for (--tests glob, and the
+# "# slow:" ones only with MMTUNE_VM_SLOW), as the guest selects them.
+chosen_tests() {
+	local t name
+	for t in "$repo"/tests/vm/tests/*.sh; do
+		name=$(basename "$t" .sh)
+		# shellcheck disable=SC2254 # $tests is a glob on purpose
+		case "$name" in $tests) ;; *) continue ;; esac
+		case "${MMTUNE_VM_SLOW:-0}" in
+		0) grep -q '^# slow:' "$t" && continue ;;
+		only) grep -q '^# slow:' "$t" || continue ;;
+		esac
+		echo "$t"
+	done
+}
 for prog in "$repo"/tests/vm/progs/*.c; do
 	name=$(basename "$prog" .c)
 	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$root/bin/$name" "$prog" ||
@@ -199,8 +214,16 @@ done
 # headers_install would write them into it. ksm_tests needs libnuma-dev.
 # Only for tests, and only from a tree that has them (tests/packaging boots
 # a packaged kernel from a directory that holds just its bzImage).
+# Built only when a chosen test runs them: they cost a minute or two of
+# compiling that the default (non-slow) run does not need.
 sel_progs=(khugepaged soft-dirty madv_populate transhuge-stress userfaultfd mremap_test ksm_tests split_huge_page_test)
-if [ $mode = test ] && [ -f "$kdir/tools/testing/selftests/vm/Makefile" ]; then
+want_selftests=0
+if [ $mode = test ]; then
+	for t in $(chosen_tests); do
+		grep -q '/selftests/vm' "$t" && want_selftests=1
+	done
+fi
+if [ $want_selftests = 1 ] && [ -f "$kdir/tools/testing/selftests/vm/Makefile" ]; then
 	sel_out=$repo/build/selftests/$(readlink -f "$kdir" | sha256sum | cut -c1-12)
 	rm -rf "$sel_out/src"
 	mkdir -p "$sel_out/src" "$root/selftests/vm"
@@ -245,11 +268,7 @@ if [ -n "${MMTUNE_VM_STALL:-}" ]; then
 	stall_s=$MMTUNE_VM_STALL
 elif [ $mode = test ]; then
 	longest=0
-	for t in "$repo"/tests/vm/tests/*.sh; do
-		name=$(basename "$t" .sh)
-		# shellcheck disable=SC2254 # $tests is a glob on purpose
-		case "$name" in $tests) ;; *) continue ;; esac
-		[ "${MMTUNE_VM_SLOW:-0}" = 0 ] && grep -q '^# slow:' "$t" && continue
+	for t in $(chosen_tests); do
 		l=$(sed -n 's/^# timeout: *\([0-9][0-9]*\).*/\1/p' "$t" | head -n 1)
 		[ "${l:-300}" -gt $longest ] && longest=${l:-300}
 	done
