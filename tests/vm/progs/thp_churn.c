@@ -26,7 +26,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define TESTPROG "thp_churn"
 #include "testprog.h"
 
 #ifndef MADV_COLLAPSE
@@ -59,30 +59,6 @@ static uint64_t *sums;		/* per subpage, written by its writer only */
 static volatile bool stop;
 static uint64_t writes[MAX_WRITERS], mismatches[MAX_WRITERS];
 static uint64_t splits, pageouts, collapses, collapse_fail;
-
-static void msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("thp_churn: ", stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
-	va_end(ap);
-}
-
-static void __attribute__((noreturn)) die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("thp_churn: ", stdout);
-	fputs(code == KSFT_SKIP ? "SKIP: " : "FAIL: ", stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
-	va_end(ap);
-	exit(code);
-}
 
 /* xorshift64*, one state per thread. */
 static uint64_t next_rand(uint64_t *s)

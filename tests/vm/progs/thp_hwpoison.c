@@ -34,7 +34,6 @@
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +43,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#define TESTPROG "thp_hwpoison"
 #include "testprog.h"
 
 #ifndef MADV_HWPOISON
@@ -69,30 +69,6 @@ static struct {
 
 static char *region;
 static uint64_t before[MAX_WATCH];
-
-static void msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("thp_hwpoison: ", stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
-	va_end(ap);
-}
-
-static void __attribute__((noreturn)) die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("thp_hwpoison: ", stdout);
-	fputs(code == KSFT_SKIP ? "SKIP: " : "FAIL: ", stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
-	va_end(ap);
-	exit(code);
-}
 
 static uint64_t read_u64_at(const char *path, uint64_t index)
 {

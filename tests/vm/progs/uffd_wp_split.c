@@ -29,7 +29,6 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define TESTPROG "uffd_wp_split"
 #include "testprog.h"
 
 #define NR_SUBPAGES	(THP_SZ / PAGE_SZ)
@@ -60,30 +60,6 @@ static size_t npages;
 static int uffd, pagemap_fd;
 static volatile uint64_t faults, last_fault_addr, bad_faults;
 static volatile bool stop;
-
-static void msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("uffd_wp_split: ", stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
-	va_end(ap);
-}
-
-static void __attribute__((noreturn)) die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("uffd_wp_split: ", stdout);
-	fputs(code == KSFT_SKIP ? "SKIP: " : "FAIL: ", stdout);
-	vprintf(fmt, ap);
-	fputc('\n', stdout);
-	va_end(ap);
-	exit(code);
-}
 
 static bool is_data(size_t p)
 {
