@@ -125,9 +125,12 @@ static void split_all(int fd)
 }
 
 /*
- * Split everything, page out a quarter of the THPs, collapse two back,
- * and every other round page out the whole region (whole THPs, sampled by
- * thp_swap, split by reclaim). Collapses are slow under TCG: few per round.
+ * Split everything, page out a quarter of the THPs, collapse two back and
+ * page each one out at once, and every other round page out the whole
+ * region. Collapses are slow under TCG (a few per run): a collapsed THP
+ * is paged out while it is still whole, since the next split_all() would
+ * split it before any other pageout sees it; that is what makes thp_swap
+ * decide and zswap_large store a whole THP in every run.
  */
 static void *churner(void *arg)
 {
@@ -149,10 +152,14 @@ static void *churner(void *arg)
 		for (size_t i = 0; i < 2; i++) {
 			size_t t = next_rand(&s) % nthps;
 
-			if (madvise(region + t * THP_SZ, THP_SZ, MADV_COLLAPSE))
+			if (madvise(region + t * THP_SZ, THP_SZ, MADV_COLLAPSE)) {
 				collapse_fail++;	/* EAGAIN, ENOMEM: try again later */
-			else
-				collapses++;
+				continue;
+			}
+			collapses++;
+			if (madvise(region + t * THP_SZ, THP_SZ, MADV_PAGEOUT))
+				die(KSFT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
+			pageouts++;
 		}
 		if (splits % 2)
 			continue;

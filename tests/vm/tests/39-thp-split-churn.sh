@@ -6,7 +6,9 @@
 # their work meanwhile. Twice: swap on zram, then on the disk behind zswap
 # with zswap_large on too. The second time thp_swap is off ("whole"): the
 # adaptive policy splits THPs with many zero subpages (a quarter of these
-# are), and whether any stays whole for zswap_large was up to timing.
+# are). Whole THPs reach reclaim because thp_churn pages out each THP it
+# collapsed at once: before, only collapses of every other round did, and
+# in some runs none (subpages_stored +0).
 # timeout: 600
 . /lib.sh
 
