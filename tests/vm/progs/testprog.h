@@ -296,6 +296,60 @@ static inline void hold_until(const char *path, long tick_ms)
 	while (access(path, F_OK))
 		nanosleep(&tick, NULL);
 }
+
+/* /proc/self/pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst). */
+#define PM_PRESENT	(UINT64_C(1) << 63)
+#define PM_SWAP		(UINT64_C(1) << 62)
+#define PM_UFFD_WP	(UINT64_C(1) << 57)
+#define PM_SOFT_DIRTY	(UINT64_C(1) << 55)
+#define PM_PFN_MASK	((UINT64_C(1) << 55) - 1)
+
+/* Word @index of a file of 64-bit words (/proc/self/pagemap, /proc/kpageflags). */
+static inline uint64_t read_u64_at(const char *path, uint64_t index)
+{
+	uint64_t v = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || pread(fd, &v, sizeof(v), index * sizeof(v)) != sizeof(v))
+		die(KSFT_FAIL, "cannot read %s: %s", path, strerror(errno));
+	close(fd);
+	return v;
+}
+
+static inline uint64_t kpageflags(uint64_t pfn)
+{
+	return read_u64_at("/proc/kpageflags", pfn);
+}
+
+/* The pagemap entry of @addr; @fd is open on /proc/self/pagemap. */
+static inline uint64_t pagemap_entry(int fd, const void *addr)
+{
+	uint64_t e;
+	off_t off = (off_t)((uintptr_t)addr / PAGE_SZ) * (off_t)sizeof(e);
+
+	if (pread(fd, &e, sizeof(e), off) != sizeof(e))
+		die(KSFT_FAIL, "pagemap read: %s", strerror(errno));
+	return e;
+}
+
+/* The PFN of the shared zero page: what a read fault on fresh memory maps. */
+static inline uint64_t zero_pfn(int fd)
+{
+	volatile char *p = mmap(NULL, PAGE_SZ, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t e;
+
+	if (p == MAP_FAILED)
+		die(KSFT_FAIL, "mmap: %s", strerror(errno));
+	madvise((void *)p, PAGE_SZ, MADV_NOHUGEPAGE);
+	(void)p[0];
+	e = pagemap_entry(fd, (void *)p);
+	munmap((void *)p, PAGE_SZ);
+	if (!(e & PM_PRESENT) || !(e & PM_PFN_MASK))
+		die(KSFT_FAIL, "cannot find the zero page's PFN (pagemap %#llx; not root?)",
+		    (unsigned long long)e);
+	return e & PM_PFN_MASK;
+}
 #endif
 
 #endif

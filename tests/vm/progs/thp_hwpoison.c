@@ -53,8 +53,6 @@
 #define BUS_MCEERR_AR	4
 #endif
 #define NR_SUBPAGES	(THP_SZ / PAGE_SZ)
-#define PM_PRESENT	(1ULL << 63)
-#define PM_PFN_MASK	((1ULL << 55) - 1)
 #define KPF_HWPOISON	19
 #define KPF_THP		22
 #define MAX_WATCH	32
@@ -70,27 +68,11 @@ static struct {
 static char *region;
 static uint64_t before[MAX_WATCH];
 
-static uint64_t read_u64_at(const char *path, uint64_t index)
-{
-	uint64_t v = 0;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || pread(fd, &v, sizeof(v), index * sizeof(v)) != sizeof(v))
-		die(KSFT_FAIL, "cannot read %s: %s", path, strerror(errno));
-	close(fd);
-	return v;
-}
-
 static uint64_t pfn_of(const void *addr)
 {
 	uint64_t pm = read_u64_at("/proc/self/pagemap", (uintptr_t)addr / PAGE_SZ);
 
 	return (pm & PM_PRESENT) ? pm & PM_PFN_MASK : 0;
-}
-
-static uint64_t kpageflags(uint64_t pfn)
-{
-	return read_u64_at("/proc/kpageflags", pfn);
 }
 
 static char *thp(unsigned long i)

@@ -43,10 +43,6 @@
 #include "testprog.h"
 
 #define SUBPAGES	512
-#define PM_PRESENT	(1ULL << 63)
-#define PM_SWAP		(1ULL << 62)
-#define PM_SOFT_DIRTY	(1ULL << 55)
-#define PM_PFN_MASK	((1ULL << 55) - 1)
 #ifndef MPOL_MF_MOVE
 #define MPOL_MF_MOVE	(1 << 1)
 #endif
@@ -89,42 +85,13 @@ static uint64_t nr_writeback(void)
 	return val;
 }
 
-static uint64_t pagemap(const void *addr)
-{
-	uint64_t e;
-	off_t off = (off_t)((uintptr_t)addr / PAGE_SZ) * 8;
-
-	if (pread(pagemap_fd, &e, 8, off) != 8)
-		die(KSFT_FAIL, "pagemap read: %s", strerror(errno));
-	return e;
-}
-
-/* The PFN of the shared zero page: what a read fault on fresh memory maps. */
-static uint64_t zero_pfn(void)
-{
-	volatile char *p = mmap(NULL, PAGE_SZ, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint64_t e;
-
-	if (p == MAP_FAILED)
-		die(KSFT_FAIL, "mmap: %s", strerror(errno));
-	madvise((void *)p, PAGE_SZ, MADV_NOHUGEPAGE);
-	(void)p[0];
-	e = pagemap((void *)p);
-	munmap((void *)p, PAGE_SZ);
-	if (!(e & PM_PRESENT) || !(e & PM_PFN_MASK))
-		die(KSFT_FAIL, "cannot find the zero page's PFN (pagemap %#llx; not root?)",
-		    (unsigned long long)e);
-	return e & PM_PFN_MASK;
-}
-
 /* Subpages that map the shared zero page; also counts the soft-dirty ones. */
 static size_t count_zero_mapped(uint64_t zpfn, size_t *soft_dirty)
 {
 	size_t n = 0, sd = 0;
 
 	for (size_t p = 0; p < npages; p++) {
-		uint64_t e = pagemap(region + p * PAGE_SZ);
+		uint64_t e = pagemap_entry(pagemap_fd, region + p * PAGE_SZ);
 
 		if ((e & PM_PRESENT) && (e & PM_PFN_MASK) == zpfn)
 			n++;
@@ -187,13 +154,13 @@ static size_t cow_check(uint64_t zpfn, const char *who, unsigned char val)
 
 	for (size_t p = 0; p < npages; p++) {
 		char *pg = region + p * PAGE_SZ;
-		uint64_t e = pagemap(pg);
+		uint64_t e = pagemap_entry(pagemap_fd, pg);
 
 		if (is_dirty(p) || !(e & PM_PRESENT) ||
 		    (e & PM_PFN_MASK) != zpfn)
 			continue;
 		pg[PAGE_SZ - 1] = (char)val;
-		e = pagemap(pg);
+		e = pagemap_entry(pagemap_fd, pg);
 		if ((e & PM_PFN_MASK) == zpfn) {
 			if (bad++ < 8)
 				msg("%s: page %zu still maps the zero page after a write", who, p);
@@ -202,7 +169,7 @@ static size_t cow_check(uint64_t zpfn, const char *who, unsigned char val)
 			break;
 	}
 	/* The zero page itself must still read zero. */
-	if (zero_pfn() != zpfn)
+	if (zero_pfn(pagemap_fd) != zpfn)
 		msg("%s: the zero page moved?", who);
 	{
 		volatile unsigned char *z = mmap(NULL, PAGE_SZ, PROT_READ,
@@ -320,7 +287,7 @@ int main(int argc, char **argv)
 	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
 	if (pagemap_fd < 0)
 		die(KSFT_FAIL, "/proc/self/pagemap: %s", strerror(errno));
-	zpfn = zero_pfn();
+	zpfn = zero_pfn(pagemap_fd);
 
 	for (unsigned long loop = 0; loop < o.loops; loop++) {
 		region = mmap_thp_aligned(size, &raw);

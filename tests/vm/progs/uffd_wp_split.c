@@ -43,10 +43,6 @@
 #include "testprog.h"
 
 #define NR_SUBPAGES	(THP_SZ / PAGE_SZ)
-#define PM_PRESENT	(1ULL << 63)
-#define PM_SWAP		(1ULL << 62)
-#define PM_UFFD_WP	(1ULL << 57)
-#define PM_PFN_MASK	((1ULL << 55) - 1)
 #define DATA_EVERY	8
 
 static struct {
@@ -64,32 +60,6 @@ static volatile bool stop;
 static bool is_data(size_t p)
 {
 	return p % DATA_EVERY == 0;
-}
-
-static uint64_t pagemap(size_t p)
-{
-	uint64_t e;
-
-	if (pread(pagemap_fd, &e, 8, ((uintptr_t)region / PAGE_SZ + p) * 8) != 8)
-		die(KSFT_FAIL, "pagemap: %s", strerror(errno));
-	return e;
-}
-
-static uint64_t zero_pfn(void)
-{
-	volatile char *p = mmap(NULL, PAGE_SZ, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint64_t e;
-
-	if (p == MAP_FAILED)
-		die(KSFT_FAIL, "mmap: %s", strerror(errno));
-	(void)p[0];
-	if (pread(pagemap_fd, &e, 8, (uintptr_t)p / PAGE_SZ * 8) != 8)
-		die(KSFT_FAIL, "pagemap: %s", strerror(errno));
-	munmap((void *)p, PAGE_SZ);
-	if (!(e & PM_PRESENT) || !(e & PM_PFN_MASK))
-		die(KSFT_FAIL, "cannot find the zero page's PFN");
-	return e & PM_PFN_MASK;
 }
 
 static void wp_range(void *addr, size_t len, bool protect)
@@ -205,7 +175,7 @@ int main(int argc, char **argv)
 	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
 	if (pagemap_fd < 0)
 		die(KSFT_FAIL, "/proc/self/pagemap: %s", strerror(errno));
-	zpfn = zero_pfn();
+	zpfn = zero_pfn(pagemap_fd);
 
 	raw = mmap(NULL, (o.thps + 1) * THP_SZ, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -248,7 +218,7 @@ int main(int argc, char **argv)
 	split();
 
 	for (size_t p = 0; p < npages; p++) {
-		uint64_t e = pagemap(p);
+		uint64_t e = pagemap_entry(pagemap_fd, region + p * PAGE_SZ);
 
 		wp += !!(e & PM_UFFD_WP);
 		swapped += !!(e & PM_SWAP);

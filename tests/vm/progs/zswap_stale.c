@@ -38,9 +38,6 @@
 
 #define NR_SUBPAGES	(THP_SZ / PAGE_SZ)
 
-#define PM_PRESENT	(UINT64_C(1) << 63)
-#define PM_SWAP		(UINT64_C(1) << 62)
-#define PM_PFN_MASK	((UINT64_C(1) << 55) - 1)
 #define KPF_MMAP	11
 #define KPF_SWAPCACHE	13
 #define KPF_THP		22
@@ -59,18 +56,6 @@ static void fill_gen(uint64_t *pg, uint64_t gen, uint64_t page)
 {
 	for (uint64_t w = 0; w < WORDS_PER_PAGE; w++)
 		pg[w] = word(gen, page, w);
-}
-
-static uint64_t read_u64_at(const char *path, uint64_t index)
-{
-	uint64_t v = 0;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || pread(fd, &v, sizeof(v), index * sizeof(v)) != sizeof(v))
-		v = 0;
-	if (fd >= 0)
-		close(fd);
-	return v;
 }
 
 /* A number from a debugfs or sysfs file; exits if it cannot be read. */
@@ -107,11 +92,6 @@ static uint64_t swap_cached_kib(void)
 static uint64_t pagemap(const void *addr)
 {
 	return read_u64_at("/proc/self/pagemap", (uintptr_t)addr / PAGE_SZ);
-}
-
-static uint64_t kpageflags(uint64_t pfn)
-{
-	return read_u64_at("/proc/kpageflags", pfn);
 }
 
 static bool has_flag(uint64_t flags, int bit)
