@@ -248,27 +248,17 @@ out:
 }
 DEFINE_DEBUGFS_ATTRIBUTE(tail_index_fops, NULL, tail_index_set, "%llu\n");
 
-static int invalidated_get(void *data, u64 *val)
+/* invalidated, loaded: @data is the counter, read under pin_lock. */
+static int counter_get(void *data, u64 *val)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&pin_lock, flags);
-	*val = pin_invalidated;
+	*val = *(u64 *)data;
 	spin_unlock_irqrestore(&pin_lock, flags);
 	return 0;
 }
-DEFINE_DEBUGFS_ATTRIBUTE(invalidated_fops, invalidated_get, NULL, "%llu\n");
-
-static int loaded_get(void *data, u64 *val)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&pin_lock, flags);
-	*val = pin_loaded;
-	spin_unlock_irqrestore(&pin_lock, flags);
-	return 0;
-}
-DEFINE_DEBUGFS_ATTRIBUTE(loaded_fops, loaded_get, NULL, "%llu\n");
+DEFINE_DEBUGFS_ATTRIBUTE(counter_fops, counter_get, NULL, "%llu\n");
 
 static struct dentry *pin_dir;
 
@@ -294,10 +284,10 @@ static int __init swapcache_pin_init(void)
 	debugfs_create_file_unsafe("pfn", 0600, pin_dir, NULL, &pfn_fops);
 	debugfs_create_file_unsafe("tail_index", 0200, pin_dir, NULL,
 				   &tail_index_fops);
-	debugfs_create_file_unsafe("invalidated", 0400, pin_dir, NULL,
-				   &invalidated_fops);
-	debugfs_create_file_unsafe("loaded", 0400, pin_dir, NULL,
-				   &loaded_fops);
+	debugfs_create_file_unsafe("invalidated", 0400, pin_dir,
+				   &pin_invalidated, &counter_fops);
+	debugfs_create_file_unsafe("loaded", 0400, pin_dir, &pin_loaded,
+				   &counter_fops);
 	return 0;
 }
 

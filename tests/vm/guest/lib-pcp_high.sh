@@ -93,3 +93,25 @@ pcp_churn_stop() {
 	wait "$churn_pid"
 	[ ! -e /tmp/churn.fail ] || fail "pcp_churn failed"
 }
+
+# memory_churn_start SEED / memory_churn_end WHAT (tests 46, 47): pcp_churn
+# and a thp_churn (content-checked THP split, pageout and collapse) until
+# ended. The end fails the test if data changed, if pcp_high raised no high
+# meanwhile, or if a high is not the kernel's own once pcp_high is off.
+memory_churn_start() {
+	raises=$(mmtune_pcp raises)
+	pcp_churn_start
+	rm -f /tmp/tc.stop
+	thp_churn --mib 16 --writers 1 --seconds 100000 --stop-file /tmp/tc.stop --seed "$1" >/tmp/tc.out 2>&1 &
+	tc=$!
+}
+memory_churn_end() {
+	pcp_churn_stop
+	touch /tmp/tc.stop
+	wait $tc || { cat /tmp/tc.out; fail "thp_churn: data changed $1"; }
+	cat /tmp/tc.out
+	assert_ge $(( $(mmtune_pcp raises) - raises )) 1 "pcp_high/raises delta"
+	echo 0 >"$MMTUNE_PCP/enabled" || fail "disable pcp_high"
+	pcp_stock_highs_check "$1"
+	unload_mmtune
+}

@@ -34,11 +34,7 @@ total_on=$(memtotal_kib)
 info "MemTotal $total0 -> $total_on KiB with the dimm online"
 awk '$2 == "Movable"' "$MMTUNE_PCP/zones" | grep -q . || fail "no populated Movable zone with the dimm online"
 
-raises=$(mmtune_pcp raises)
-pcp_churn_start
-rm -f /tmp/tc.stop
-thp_churn --mib 16 --writers 1 --seconds 100000 --stop-file /tmp/tc.stop --seed 46 >/tmp/tc.out 2>&1 &
-tc=$!
+memory_churn_start 46
 sleep 5
 cat "$MMTUNE_PCP/zones"
 # User pages come from ZONE_MOVABLE first: the churn ran through its pagesets.
@@ -58,11 +54,4 @@ assert_eq "$(memtotal_kib)" "$total0" "MemTotal after the unplug (KiB)"
 awk '$2 == "Movable"' "$MMTUNE_PCP/zones" | grep -q . && fail "Movable zone still populated after the unplug"
 pcp_bounds_sane "dimm removed"
 sleep 3
-pcp_churn_stop
-touch /tmp/tc.stop
-wait $tc || { cat /tmp/tc.out; fail "thp_churn: data changed across the unplug"; }
-cat /tmp/tc.out
-assert_ge $(( $(mmtune_pcp raises) - raises )) 1 "pcp_high/raises delta"
-echo 0 >"$MMTUNE_PCP/enabled" || fail "disable pcp_high"
-pcp_stock_highs_check "after the unplug"
-unload_mmtune
+memory_churn_end "across the unplug"

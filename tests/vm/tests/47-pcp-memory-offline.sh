@@ -12,11 +12,7 @@ swapon_zram 512M
 thp_always
 load_mmtune
 echo 1 >"$MMTUNE_PCP/enabled" || fail "enable pcp_high"
-raises=$(mmtune_pcp raises)
-pcp_churn_start
-rm -f /tmp/tc.stop
-thp_churn --mib 16 --writers 1 --seconds 100000 --stop-file /tmp/tc.stop --seed 47 >/tmp/tc.out 2>&1 &
-tc=$!
+memory_churn_start 47
 sleep 3
 
 # The highest online blocks are the likeliest to hold only movable pages.
@@ -46,11 +42,4 @@ for cycle in 1 2 3; do
 	sleep 2
 done
 
-pcp_churn_stop
-touch /tmp/tc.stop
-wait $tc || { cat /tmp/tc.out; fail "thp_churn: data changed across the offline cycles"; }
-cat /tmp/tc.out
-assert_ge $(( $(mmtune_pcp raises) - raises )) 1 "pcp_high/raises delta"
-echo 0 >"$MMTUNE_PCP/enabled" || fail "disable pcp_high"
-pcp_stock_highs_check "after the offline cycles"
-unload_mmtune
+memory_churn_end "across the offline cycles"
