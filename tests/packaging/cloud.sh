@@ -181,11 +181,8 @@ else
 	tap_plan "$tap_n"; exit 1
 fi
 g=$r/usr/local/lib/mmtune-e2e
-install -D -m 0755 tests/packaging/guest/cloud-check.sh "$g/check.sh"
-install -D -m 0644 tests/lib/tap.sh "$g/tap.sh"
-install -D -m 0644 tests/packaging/guest/mmtune-e2e.service "$r/etc/systemd/system/mmtune-e2e.service"
-ln -sf /etc/systemd/system/mmtune-e2e.service "$r/etc/systemd/system/multi-user.target.wants/mmtune-e2e.service"
-echo "$rel" >"$g/expected-release"; echo "$ver" >"$g/expected-version"; echo "$signer" >"$g/expected-signer"
+install_e2e_guest "$r" cloud-check.sh "$rel" "$ver"
+echo "$signer" >"$g/expected-signer"
 gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$r/usr/local/bin/swap_integrity" tests/vm/progs/swap_integrity.c
 # Bad input for the guest: mmtune.ko without its signature, and signed by
 # a key this kernel does not trust.

@@ -342,14 +342,7 @@ e2e_checks() {
 	check "e2e: mmtune.service is enabled after the install (dh_installsystemd)" \
 		test "$(in_root "$r" systemctl is-enabled mmtune.service)" = enabled
 
-	# The guest side: a oneshot unit after multi-user.target writes TAP to
-	# the second serial port and powers off.
-	install -D -m 0755 tests/packaging/guest/e2e-check.sh "$r/usr/local/lib/mmtune-e2e/check.sh"
-	install -D -m 0644 tests/lib/tap.sh "$r/usr/local/lib/mmtune-e2e/tap.sh"
-	install -D -m 0644 tests/packaging/guest/mmtune-e2e.service "$r/etc/systemd/system/mmtune-e2e.service"
-	ln -sf /etc/systemd/system/mmtune-e2e.service "$r/etc/systemd/system/multi-user.target.wants/mmtune-e2e.service"
-	echo "$rel" >"$r/usr/local/lib/mmtune-e2e/expected-release"
-	echo "$ver" >"$r/usr/local/lib/mmtune-e2e/expected-version"
+	install_e2e_guest "$r" e2e-check.sh "$rel" "$ver"
 
 	local img=$pk_work/e2e.img size
 	size=$(( $(du -sm "$r" | cut -f1) + 768 ))
@@ -641,6 +634,19 @@ stock_apt_checks() {
 # The tree: MMTUNE_MODULES_TREE, else the cached test kernel (the one
 # "make kernel" builds). The test kernel has no CONFIG_MODULE_SIG: the
 # module is signed with a throwaway key then, and the test says so.
+# refused DESC MESSAGE OUTDIR TREE: build-module-pkgs.sh on TREE fails,
+# says MESSAGE, and leaves no package in OUTDIR.
+refused() {
+	local rc=0 msg
+	msg=$(packaging/kernel/build-module-pkgs.sh "$4" --out "$3" 2>&1) || rc=$?
+	note "$msg"
+	if [ $rc -ne 0 ] && grep -q "$2" <<<"$msg" && ! ls "$3"/*.deb "$3"/*.rpm >/dev/null 2>&1; then
+		ok "$1"
+	else
+		not_ok "$1 (exit $rc)"
+	fi
+}
+
 module_pkg_checks() {
 	local ver=$1 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} tree out=$pk_work/modules t0=$SECONDS
 	local rel deb rpm keyargs=() signer_want tmp rc=0 msg
@@ -708,21 +714,10 @@ module_pkg_checks() {
 	local bad=$pk_work/modules-bad
 	rm -rf "$bad"; mkdir -p "$bad/include/config"
 	echo '# CONFIG_MMTUNE_HOOKS is not set' >"$bad/.config"; : >"$bad/Module.symvers"; echo 6.1.0-stock >"$bad/include/config/kernel.release"
-	rc=0; msg=$(packaging/kernel/build-module-pkgs.sh "$bad" --out "$bad/out" 2>&1) || rc=$?
-	note "$msg"
-	if [ $rc -ne 0 ] && grep -q 'no CONFIG_MMTUNE_HOOKS=y' <<<"$msg" && [ -z "$(ls "$bad/out" 2>/dev/null)" ]; then
-		ok "bad input: build-module-pkgs.sh on a kernel without the hooks fails with one clear error, no package"
-	else
-		not_ok "bad input: build-module-pkgs.sh on a kernel without the hooks (exit $rc)"
-	fi
-	if ! grep -qx 'CONFIG_MODULE_SIG=y' "$tree/.config"; then
-		rc=0; msg=$(packaging/kernel/build-module-pkgs.sh "$tree" --out "$bad/out2" 2>&1) || rc=$?
-		note "$msg"
-		if [ $rc -ne 0 ] && grep -q 'has no CONFIG_MODULE_SIG' <<<"$msg" && [ -z "$(ls "$bad/out2"/*.deb 2>/dev/null)" ]; then
-			ok "bad input: no key for a kernel without CONFIG_MODULE_SIG: one clear error, no unsigned package"
-		else
-			not_ok "bad input: unsigned module package refused (exit $rc)"
-		fi
-	fi
+	refused "bad input: build-module-pkgs.sh on a kernel without the hooks fails with one clear error, no package" \
+		'no CONFIG_MMTUNE_HOOKS=y' "$bad/out" "$bad"
+	grep -qx 'CONFIG_MODULE_SIG=y' "$tree/.config" ||
+		refused "bad input: no key for a kernel without CONFIG_MODULE_SIG: one clear error, no unsigned package" \
+			'has no CONFIG_MODULE_SIG' "$bad/out2" "$tree"
 	note "mmtune-modules tests took $((SECONDS - t0))s"
 }

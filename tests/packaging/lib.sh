@@ -36,3 +36,19 @@ copy_root() {
 	mkdir -p "$(dirname "$2")"
 	cp -a "$1" "$2"
 }
+
+# install_e2e_guest ROOT CHECK RELEASE VERSION: the guest side of a booted
+# test into ROOT: CHECK (a script of tests/packaging/guest/) as
+# /usr/local/lib/mmtune-e2e/check.sh with its libraries, run by a oneshot
+# unit after multi-user.target that writes TAP to the second serial port
+# and powers off, and the release and version it expects.
+install_e2e_guest() {
+	local r=$1 g=$1/usr/local/lib/mmtune-e2e
+	install -D -m 0755 "tests/packaging/guest/$2" "$g/check.sh"
+	install -D -m 0644 tests/lib/tap.sh "$g/tap.sh"
+	install -D -m 0644 tests/packaging/guest/e2e-lib.sh "$g/e2e-lib.sh"
+	install -D -m 0644 tests/packaging/guest/mmtune-e2e.service "$r/etc/systemd/system/mmtune-e2e.service"
+	ln -sf /etc/systemd/system/mmtune-e2e.service "$r/etc/systemd/system/multi-user.target.wants/mmtune-e2e.service"
+	echo "$3" >"$g/expected-release"
+	echo "$4" >"$g/expected-version"
+}

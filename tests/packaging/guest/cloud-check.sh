@@ -4,15 +4,8 @@
 # installed by apt. TAP on /dev/ttyS1. Installed as
 # /usr/local/lib/mmtune-e2e/check.sh and run by mmtune-e2e.service after
 # multi-user.target.
-exec 3>/dev/ttyS1
-stty -F /dev/ttyS1 raw -echo 2>/dev/null
-dir=/usr/local/lib/mmtune-e2e
-# The project's TAP helper (tests/lib/tap.sh), installed beside this script.
-TAP_FD=3
-# shellcheck source=tests/lib/tap.sh
-. $dir/tap.sh
-rel=$(cat $dir/expected-release)
-ver=$(cat $dir/expected-version)
+# shellcheck source=tests/packaging/guest/e2e-lib.sh
+. /usr/local/lib/mmtune-e2e/e2e-lib.sh
 signer=$(cat $dir/expected-signer)
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 

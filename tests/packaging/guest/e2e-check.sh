@@ -1,14 +1,7 @@
 #!/bin/sh
 # Guest side of the end-to-end test: TAP on /dev/ttyS1.
-exec 3>/dev/ttyS1
-stty -F /dev/ttyS1 raw -echo 2>/dev/null
-dir=/usr/local/lib/mmtune-e2e
-# The project's TAP helper (tests/lib/tap.sh), installed beside this script.
-TAP_FD=3
-# shellcheck source=tests/lib/tap.sh
-. $dir/tap.sh
-rel=$(cat $dir/expected-release)
-ver=$(cat $dir/expected-version)
+# shellcheck source=tests/packaging/guest/e2e-lib.sh
+. /usr/local/lib/mmtune-e2e/e2e-lib.sh
 
 tap_diag "booted $(uname -r) in $(cut -d' ' -f1 /proc/uptime)s, init $(readlink /proc/1/exe)"
 [ "$(uname -r)" = "$rel" ] && tap_ok "running the packaged kernel $rel" || tap_not_ok "running the packaged kernel $rel (got $(uname -r))"
