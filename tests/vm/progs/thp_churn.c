@@ -173,34 +173,19 @@ static void *churner(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "mib", required_argument, NULL, 'm' },
-		{ "writers", required_argument, NULL, 'w' },
-		{ "seconds", required_argument, NULL, 't' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "stop-file", required_argument, NULL, 'f' },
-		{ "min-rounds", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 },
+	const struct testopt opts[] = {
+		OPT("mib", &o.mib), OPT("writers", &o.writers),
+		OPT("seconds", &o.seconds), OPT("seed", &o.seed),
+		OPT("stop-file", &o.stop_file), OPT("min-rounds", &o.min_rounds),
 	};
 	pthread_t wt[MAX_WRITERS], ct;
 	uint64_t total = 0, bad = 0, during = 0, zero_pages = 0;
 	double t0;
 	char *raw;
-	int c;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'm': o.mib = strtoul(optarg, NULL, 0); break;
-		case 'w': o.writers = strtoul(optarg, NULL, 0); break;
-		case 't': o.seconds = strtod(optarg, NULL); break;
-		case 's': o.seed = strtoull(optarg, NULL, 0); break;
-		case 'f': o.stop_file = optarg; break;
-		case 'r': o.min_rounds = strtoul(optarg, NULL, 0); break;
-		default:
-			die(KSFT_FAIL, "usage: thp_churn [--mib M] [--writers W] [--seconds S] [--stop-file F] [--min-rounds R] [--seed N]");
-		}
-	}
+	if (parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts)) < 0)
+		die(KSFT_FAIL, "usage: thp_churn [--mib M] [--writers W] [--seconds S] [--stop-file F] [--min-rounds R] [--seed N]");
 	if (!o.writers || o.writers > MAX_WRITERS || o.mib < 4 || o.mib % 2)
 		die(KSFT_FAIL, "need 1-%d writers and an even --mib >= 4", MAX_WRITERS);
 	npages = (o.mib << 20) / PAGE_SZ;

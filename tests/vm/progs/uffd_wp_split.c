@@ -45,9 +45,12 @@
 #define NR_SUBPAGES	(THP_SZ / PAGE_SZ)
 #define DATA_EVERY	8
 
+enum { SPLIT_DEBUGFS, SPLIT_PAGEOUT };
+static const char *const split_names[] = { "debugfs", "pageout", NULL };
+
 static struct {
 	unsigned long thps;
-	bool pageout;
+	unsigned int split;
 	uint64_t seed;
 } o = { .thps = 8, .seed = 50 };
 
@@ -107,7 +110,7 @@ static void split(void)
 	char cmd[128];
 	int fd, len;
 
-	if (o.pageout) {
+	if (o.split == SPLIT_PAGEOUT) {
 		if (madvise(region, npages * PAGE_SZ, MADV_PAGEOUT))
 			die(KSFT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
 		return;
@@ -140,11 +143,9 @@ static bool write_expect_fault(size_t p, unsigned char val)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "thps", required_argument, NULL, 'n' },
-		{ "split", required_argument, NULL, 'S' },
-		{ "seed", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
+	const struct testopt opts[] = {
+		OPT("thps", &o.thps), OPT_CHOICE("split", &o.split, split_names),
+		OPT("seed", &o.seed),
 	};
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
@@ -154,23 +155,10 @@ int main(int argc, char **argv)
 	char *raw, line[256];
 	bool ok = true;
 	FILE *f;
-	int c;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n': o.thps = strtoul(optarg, NULL, 0); break;
-		case 's': o.seed = strtoull(optarg, NULL, 0); break;
-		case 'S':
-			if (!strcmp(optarg, "pageout"))
-				o.pageout = true;
-			else if (strcmp(optarg, "debugfs"))
-				die(KSFT_FAIL, "--split debugfs|pageout");
-			break;
-		default:
-			die(KSFT_FAIL, "usage: uffd_wp_split [--thps N] [--split debugfs|pageout] [--seed S]");
-		}
-	}
+	if (parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts)) < 0)
+		die(KSFT_FAIL, "usage: uffd_wp_split [--thps N] [--split debugfs|pageout] [--seed S]");
 	npages = o.thps * NR_SUBPAGES;
 	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
 	if (pagemap_fd < 0)
@@ -213,7 +201,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&th, NULL, handler, NULL))
 		die(KSFT_FAIL, "pthread_create");
 	msg("%lu THPs, every %dth subpage data, write-protected; split by %s",
-	    o.thps, DATA_EVERY, o.pageout ? "MADV_PAGEOUT" : "debugfs split_huge_pages");
+	    o.thps, DATA_EVERY, o.split == SPLIT_PAGEOUT ? "MADV_PAGEOUT" : "debugfs split_huge_pages");
 
 	split();
 
