@@ -77,6 +77,21 @@ assert_le() {
 	info "ok: $3 = $1 (<= $2)"
 }
 
+# assert_grows WHAT SECONDS CMD...: the number CMD prints grows within
+# SECONDS. For counters that a background load moves only in some of its
+# phases: a fixed sleep between two reads misses them on a fast host.
+assert_grows() {
+	_what=$1 _secs=$2
+	shift 2
+	_v0=$("$@") _n=0
+	while [ "$("$@")" -le "$_v0" ] 2>/dev/null; do
+		_n=$((_n + 1))
+		[ $_n -gt $((_secs * 10)) ] && fail "$_what: stayed at '$_v0' for ${_secs}s"
+		sleep 0.1
+	done
+	info "ok: $_what: $_v0 -> $("$@") within $((_n / 10)).$((_n % 10))s"
+}
+
 # assert_write_ok FILE VALUE: the write succeeds and reads back as VALUE.
 assert_write_ok() {
 	printf '%s\n' "$2" >"$1" || fail "writing '$2' to $1 failed"

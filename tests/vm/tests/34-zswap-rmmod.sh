@@ -22,10 +22,7 @@ rmmod_round() {
 		echo "load: $i rounds"
 	) &
 	load=$!
-	sleep 2
-	before=$(mmtune_zswap thp_stored)
-	sleep 2
-	assert_ge $(( $(mmtune_zswap thp_stored) - before )) 1 "THPs stored by the load while loaded"
+	assert_grows "THPs stored by the load while loaded" 120 mmtune_zswap thp_stored
 	unload_mmtune
 	assert_hooks_idle
 	# Reload and unload twice more under the same load.
