@@ -2,7 +2,8 @@
 # Static checks as TAP: checkpatch.pl (kernel style) on the module, the test
 # modules and the kernel patches; get_abi.pl (ABI document format) on
 # sysfs-docs/. Both tools come from the kernel tree we build against; their
-# warnings count as failures.
+# warnings count as failures. Also, without the kernel tree: the series file,
+# the [PATCH i/N] numbering and the cover letter's list agree.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +23,47 @@ for p in kernel-patches/6.1/0*.patch; do
 	checks+=("checkpatch $p")
 done
 checks+=("get_abi validate sysfs-docs" "get_abi rest sysfs-docs")
+checks+=("series kernel-patches/6.1")
+
+# subject PATCH: its Subject, unfolded.
+subject() {
+	awk '/^Subject: / { s = substr($0, 10); while ((getline l) > 0 && l ~ /^[ \t]/) s = s l; print s; exit }' "$1"
+}
+
+# series_problems DIR: "series" lists every patch but the cover letter, in
+# file name order; patch i of N has Subject "[PATCH i/N] ...", the cover
+# letter "[PATCH 0/N] ..." and, under "NAME (N):", every patch's title in
+# order. Prints what disagrees.
+series_problems() {
+	local dir=$1 p i=0 n want titles=
+	local files=()
+	for p in "$dir"/0*.patch; do
+		case "$p" in */0000-cover-letter.patch) ;; *) files+=("${p##*/}") ;; esac
+	done
+	n=${#files[@]}
+	[ "$(awk '!/^#/ && NF { print $1 }' "$dir/series")" = "$(printf '%s\n' "${files[@]}")" ] ||
+		echo "$dir/series does not list the ${n} patches in file name order"
+	for p in "${files[@]}"; do
+		i=$((i + 1))
+		want="[PATCH $i/$n] "
+		case "$(subject "$dir/$p")" in
+		"$want"*) titles+="$(subject "$dir/$p" | cut -c$((${#want} + 1))-)"$'\n' ;;
+		*) echo "$p: Subject '$(subject "$dir/$p")' does not start with '$want'" ;;
+		esac
+	done
+	p=$dir/0000-cover-letter.patch
+	case "$(subject "$p")" in
+	"[PATCH 0/$n] "*) ;;
+	*) echo "$p: Subject does not start with '[PATCH 0/$n] '" ;;
+	esac
+	# The shortlog: "  title" lines, a long one continued on "    " lines.
+	[ "$(awk -v n="$n" '$0 ~ " \\(" n "\\):$" { on = 1; next }
+		on && /^$/ { exit }
+		on && /^    / { sub(/^ +/, " "); t = t $0; next }
+		on { if (t != "") print t; t = substr($0, 3) }
+		END { if (t != "") print t }' "$p")"$'\n' = "$titles" ] ||
+		echo "$p: the list under 'NAME ($n):' is not the $n patch titles in order"
+}
 
 # Drop TRAILING_SEMICOLON reports whose line in the patch defines an
 # MMTUNE_HOOK X-macro; pass everything else through.
@@ -53,6 +95,8 @@ for c in "${checks[@]}"; do
 			grep -E '(ERROR|WARNING|CHECK):' | xmacro_ok "$repo/$2") ;;
 	get_abi)
 		out=$(perl "$kdir/scripts/get_abi.pl" --dir "$3" "$2" 2>&1 >/dev/null) ;;
+	series)
+		out=$(series_problems "$2") ;;
 	esac
 	if [ -z "$out" ]; then
 		tap_ok "$c"

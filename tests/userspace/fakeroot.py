@@ -53,10 +53,6 @@ STOCK = {
 # Files of a loaded mmtune.ko, from the one table of its sysfs files
 # (sysfs-docs/knobs.tsv), at their defaults.
 TABLE = os.path.join(REPO, "sysfs-docs", "knobs.tsv")
-TEXT = {"version": "0.1.0", "abi_version": "7",
-        "features": "swap_slots off\nthp_swap off\nsplit_zero off\nzswap_large off\npcp_high off",
-        "cached": "cpu0 0 0\ncpu1 0 0",
-        "zones": "0 DMA32 high 4 4 4 count 0 0 0 bounds 4 4"}
 
 
 def table():
@@ -66,6 +62,29 @@ def table():
     cols = lines[0].split("\t")
     return [dict(zip(cols, l.split("\t"))) for l in lines[1:]
             if l.strip() and not l.startswith("#")]
+
+
+def feature_dirs():
+    """The table's feature directories in its order, which is the kernel's
+    order of the feature groups (test_table.py checks it), so that of the
+    features file."""
+    out = []
+    for r in table():
+        if r["dir"] != "." and r["dir"] not in out:
+            out.append(r["dir"])
+    return out
+
+
+def features_text(state):
+    """The features file: one line per group, state[group] or "off"."""
+    return "\n".join("%s %s" % (d, state.get(d, "off")) for d in feature_dirs())
+
+
+# Text files whose value is not the table's default (abi_version is).
+TEXT = {"version": "0.1.0",
+        "features": features_text({}),
+        "cached": "cpu0 0 0\ncpu1 0 0",
+        "zones": "0 DMA32 high 4 4 4 count 0 0 0 bounds 4 4"}
 
 
 def mmtune_files(dirs):
@@ -89,9 +108,8 @@ def mmtune_files(dirs):
 # The module as the first issues had it: the root files and the zswap_large
 # group, with two counters that moved.
 MMTUNE = mmtune_files(["zswap_large"])
-MMTUNE["sys/kernel/mm/mmtune/features"] = ("swap_slots unavailable\nthp_swap unavailable\n"
-                                           "split_zero unavailable\nzswap_large off\n"
-                                           "pcp_high unavailable")
+MMTUNE["sys/kernel/mm/mmtune/features"] = features_text(
+    dict((d, "off" if d == "zswap_large" else "unavailable") for d in feature_dirs()))
 MMTUNE["sys/kernel/mm/mmtune/zswap_large/thp_stored"] = "12"
 MMTUNE["sys/kernel/mm/mmtune/zswap_large/fallback_disk"] = "3"
 

@@ -6,6 +6,8 @@ documents, fails here (issue 16, point 4)."""
 import glob
 import os
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -17,6 +19,7 @@ from mmtunectl.profile import ConfigError, Loader
 DOCS = os.path.join(fakeroot.REPO, "sysfs-docs")
 MODULE = os.path.join(fakeroot.REPO, "module")
 MMTUNE = "/sys/kernel/mm/mmtune/"
+SERIES = os.path.join(fakeroot.REPO, "kernel-patches", "6.1")
 
 
 def doc_entries():
@@ -118,6 +121,37 @@ def module_files():
 
 def test_table_matches_the_module_code():
     assert module_files() == dict((rel(r), r.mode) for r in schema.MM_FILES)
+
+
+@pytest.fixture(scope="module")
+def hook_headers(tmp_path_factory):
+    """{name: text} of include/linux/mmtune_hook*.h as the whole series
+    leaves them: its hunks of those files applied in series order."""
+    if not shutil.which("git"):
+        pytest.skip("no git to apply the series' header hunks")
+    out = str(tmp_path_factory.mktemp("series"))
+    with open(os.path.join(SERIES, "series")) as f:
+        patches = [l.split()[0] for l in f if l.strip() and not l.startswith("#")]
+    for p in patches:
+        subprocess.check_call(["git", "apply", "--include=include/linux/mmtune_hook*.h",
+                               os.path.join(SERIES, p)], cwd=out)
+    d = os.path.join(out, "include", "linux")
+    return dict((n, open(os.path.join(d, n)).read()) for n in os.listdir(d))
+
+
+def test_abi_version_row_is_the_kernels(hook_headers):
+    """A patch that bumps MMTUNE_ABI_VERSION bumps the abi_version row too."""
+    m = re.search(r"^#define MMTUNE_ABI_VERSION\s+(\d+)$", hook_headers["mmtune_hooks.h"], re.M)
+    row = [r for r in schema.MM_FILES if (r.dir, r.file) == (".", "abi_version")][0]
+    assert row.default == m.group(1), "knobs.tsv abi_version %s, MMTUNE_ABI_VERSION %s" % (
+        row.default, m.group(1))
+
+
+def test_feature_dirs_are_the_kernel_groups_in_its_order(hook_headers):
+    """The features file lists the groups in the kernel's order; the table's
+    directories come in the same order (fakeroot and the docs rely on it)."""
+    groups = re.findall(r"^MMTUNE_FEATURE\(\w+, (\w+),", hook_headers["mmtune_hook_defs.h"], re.M)
+    assert schema.MM_DIRS == groups
 
 
 def test_schema_takes_every_mmtune_knob_and_counter_from_the_table():
