@@ -114,13 +114,35 @@ def test_prometheus_client_parses_it(root, run):
     assert fams["mmtune_ok"][1][0][2] == 1.0
 
 
-def test_textfile_is_written_atomically(root, run, tmp_path):
+def test_textfile_is_written_atomically(root, run, tmp_path, monkeypatch):
+    """node_exporter reads the file at any moment: it must see the old or
+    the new metrics, whole. So a temporary file in the same directory (same
+    filesystem) gets the text and is renamed over the target; a reader that
+    opened the old file keeps reading the old one."""
     tmp_path = tmp_path / "textfile"
     tmp_path.mkdir()
     out = tmp_path / "mmtune.prom"
     out.write_text("old\n")
-    rc, text, err = run("status", "--prometheus", "--output", str(out))
-    assert (rc, text, err) == (0, "", "")
+    old_ino = os.stat(str(out)).st_ino
+    renames = []
+
+    def spy(real):
+        def rename(src, dst, *a, **kw):
+            if os.path.abspath(str(dst)) == str(out):
+                renames.append((os.path.dirname(os.path.abspath(str(src))),
+                                open(str(src)).read(), out.read_text()))
+            return real(src, dst, *a, **kw)
+        return rename
+    monkeypatch.setattr(os, "rename", spy(os.rename))
+    monkeypatch.setattr(os, "replace", spy(os.replace))
+    with open(str(out)) as reader:
+        rc, text, err = run("status", "--prometheus", "--output", str(out))
+        assert (rc, text, err) == (0, "", "")
+        assert reader.read() == "old\n"                 # the old inode, untouched
+    new = out.read_text()
+    assert os.stat(str(out)).st_ino != old_ino
+    # One rename, from the same directory, of the whole text, over the old file.
+    assert renames == [(str(tmp_path), new, "old\n")]
     assert os.listdir(str(tmp_path)) == ["mmtune.prom"]
     assert oct(os.stat(str(out)).st_mode & 0o777) == "0o644"
     check_exposition(out.read_text())
