@@ -16,6 +16,7 @@ import sys
 import pytest
 
 import fakeroot
+from mmtunectl import journal as mmtune_journal
 from mmtunectl.context import Context
 
 TOOLS = os.environ.get("MMTUNE_TOOLS_VENV")
@@ -249,6 +250,60 @@ def test_failed_reload_keeps_the_previous_values_and_says_so(root, run, journal,
                             "are kept")
     doc = json.loads(run("status", "--json")[1])
     assert doc["last_apply"]["success"] is False and doc["applied_profile"] == "database"
+
+
+def refusing(path, err):
+    real = Context.write_raw
+
+    def write(self, rel, value):
+        if rel == path:
+            raise OSError(err, os.strerror(err))
+        real(self, rel, value)
+    return write
+
+
+def test_a_refused_optional_knob_is_a_warning_in_the_journal(root, run, journal, monkeypatch):
+    """The apply succeeds, but `journalctl -t mmtunectl -p warning` must find
+    it: its entry and its stderr line have priority warning (4)."""
+    fakeroot.add_all_features(root)
+    monkeypatch.setattr(Context, "write_raw",
+                        refusing("sys/kernel/mm/mmtune/swap_slots/enabled", 22))
+    monkeypatch.setattr(mmtune_journal, "stream_is_journal", lambda fd: True)
+    rc, out, err = run("apply", "balanced")
+    assert rc == 0, err
+    assert err == ("<4>warning: mmtune.swap_slots.enabled: the kernel refused '1' "
+                   "(/sys/kernel/mm/mmtune/swap_slots/enabled): Invalid argument; optional in "
+                   "/usr/lib/mmtune/profiles/balanced.conf:35, skipped\n")
+    assert all(l.startswith("<6>") for l in out.splitlines()), out
+    e, = journal()
+    assert (e["PRIORITY"], e["MMTUNE_ACTION"], e["MMTUNE_RESULT"], e["MESSAGE_ID"]) == (
+        "4", "apply", "success", mmtune_journal.MESSAGE_IDS[("apply", True)])
+    assert e["MESSAGE"].startswith("apply profile balanced by uid 0: ")
+    assert e["MESSAGE"].endswith(
+        "; 1 optional refused: mmtune.swap_slots.enabled (Invalid argument)")
+    assert "mmtune.swap_slots.enabled" not in e["MMTUNE_CHANGES"]
+
+
+def test_a_failed_rollback_is_logged_with_error_priority(root, run, journal, monkeypatch):
+    assert run("apply", "database", euid=0, uid=1000)[0] == 0
+    journal()
+    applied = fakeroot.snapshot(root)
+    state = open(os.path.join(root, "run/mmtune/state.json")).read()
+    monkeypatch.setattr(Context, "write_raw", refusing(SWAPPINESS, 1))
+    monkeypatch.setattr(mmtune_journal, "stream_is_journal", lambda fd: True)
+    rc, out, err = run("rollback", euid=0, uid=1000)
+    assert rc == 2
+    assert "<3>error: writing '60' to /proc/sys/vm/swappiness (sysctl.vm.swappiness, " \
+        "saved original) failed: Operation not permitted\n" in err
+    assert fakeroot.snapshot(root) == applied                      # nothing rolled back
+    assert open(os.path.join(root, "run/mmtune/state.json")).read() == state
+    e, = journal()
+    assert (e["PRIORITY"], e["MMTUNE_ACTION"], e["MMTUNE_PROFILE"], e["MMTUNE_UID"],
+            e["MMTUNE_RESULT"], e["MESSAGE_ID"]) == (
+        "3", "rollback", "database", "1000", "failed",
+        mmtune_journal.MESSAGE_IDS[("rollback", False)])
+    assert e["MESSAGE"] == ("rollback profile database by uid 1000 failed: a write failed, "
+                            "every knob written before it was restored; nothing rolled back")
 
 
 def installed(tmp_path):
