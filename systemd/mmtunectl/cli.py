@@ -4,10 +4,13 @@ Exit statuses:
   0  success; verify/status: the kernel holds every value of the profile;
      diff: nothing would change; check: the file is valid
   1  drift (verify, status); diff: apply would change something
-  2  error: bad profile, rules, override, state or file (file:line), a
-     write the kernel refused (everything restored), bad usage
+  2  error: bad or unreadable profile, rules, override or file (file:line),
+     a corrupt state file, a write the kernel refused for a required knob
+     (everything restored), bad usage
   3  verify/status: mmtune.ko expected but not loaded (see health.py)
-  4  apply/rollback run by a non-root user
+  4  a command lacked a permission it needs: apply/rollback run by a
+     non-root user, or any command denied (EACCES/EPERM) a file it reads or
+     writes for itself, e.g. the state file (main() maps PermissionError)
   5  verify/status: kernel without mmtune hooks (see health.py)
   6  apply/rollback: another process held /run/mmtune/lock past --lock-timeout
 """

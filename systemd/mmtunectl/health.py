@@ -2,7 +2,8 @@
 --json and status --prometheus, with one exit status.
 
 Exit statuses (most severe first when several apply):
-  2  error: a profile, the rules, an override or the state cannot be read
+  2  error: a profile, the rules or an override cannot be read or is bad,
+     or the state file is corrupt (one the user may not read: cli.main's 4)
   3  mmtune expected but not loaded: the profile sets mmtune knobs and the
      kernel has the mmtune hooks (or it cannot be told), but
      /sys/kernel/mm/mmtune is absent (module not loaded, DKMS build failed,

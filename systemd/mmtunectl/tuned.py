@@ -16,8 +16,14 @@ from . import schema
 PROFILE_DIRS = ("etc/tuned/profiles", "etc/tuned", "usr/lib/tuned/profiles", "usr/lib/tuned")
 THP_VM_KEYS = {"transparent_hugepages": "thp.enabled", "transparent_hugepage": "thp.enabled",
                "transparent_hugepage.defrag": "thp.defrag"}
-# tuned reads profiles with configobj: "#" after a value starts a comment.
+# tuned reads profiles with configparser, inline_comment_prefixes=("#")
+# (tuned/profiles/loader.py): "#" starts a comment at the start of a line or
+# after whitespace, not inside a word ("a#b" is the value "a#b"). Releases
+# from before that used configobj, which cut "a#b" too; whitespace then "#"
+# is a comment for both.
 INLINE_COMMENT = re.compile(r"\s+#.*$")
+# tuned splits include= at "," and ";" (whitespace around them dropped).
+INCLUDE_SEP = re.compile(r"\s*[,;]\s*")
 EXPR = re.compile(r"\$\{([^}]*)\}")
 
 
@@ -87,14 +93,21 @@ def _sections(ctx, name, facts, depth=0):
     except Unresolved as e:
         unresolved.append("%s: include=%s (%s)" % (ctx.show(rel), include, e))
         include = ""
-    for inc in re.split(r"[,\s]+", include):
-        if inc:
-            secs, unres = _sections(ctx, inc, facts, depth + 1)
-            unresolved.extend(unres)
-            for sec, (plugin, keys) in secs.items():
-                if sec in merged:
-                    keys = dict(merged[sec][1], **keys)
-                merged[sec] = (plugin, keys)
+    for inc in INCLUDE_SEP.split(include.strip()):
+        if not inc:
+            continue
+        if _find(ctx, inc)[0] is None:
+            # tuned would refuse the whole profile, or find it where we do
+            # not look: either way we cannot tell what tuned sets.
+            unresolved.append("%s: include=%s (no tuned profile %r in %s)" % (
+                ctx.show(rel), include, inc, ", ".join("/" + d for d in PROFILE_DIRS)))
+            continue
+        secs, unres = _sections(ctx, inc, facts, depth + 1)
+        unresolved.extend(unres)
+        for sec, (plugin, keys) in secs.items():
+            if sec in merged:
+                keys = dict(merged[sec][1], **keys)
+            merged[sec] = (plugin, keys)
     for sec, keys in conf.items():
         if sec in ("main", "variables"):
             continue

@@ -3,6 +3,8 @@
 With MMTUNE_TAP=PREFIX in the environment every test result is also printed
 as a TAP line ("ok N PREFIX test_x.py::name", "not ok ...", "# SKIP"), so
 that tests/run-all.sh counts them; Debian 12 has no pytest-tap package.
+What a test measured (the diag fixture) follows its TAP line as "# text"
+lines; without MMTUNE_TAP pytest prints them in a "diagnostics" section.
 """
 
 import difflib
@@ -51,6 +53,16 @@ def run(root, capsys, monkeypatch):
     return _run
 
 
+@pytest.fixture
+def diag(record_property):
+    """diag(text): report a number the test measured (e.g. a systemd-analyze
+    score) as a TAP diagnostic line "# text". It travels in the test's
+    report: whatever the test writes itself, pytest's capture swallows."""
+    def _diag(text):
+        record_property("diag", text)
+    return _diag
+
+
 def golden(name, text):
     """Compare text with golden/NAME; MMTUNE_UPDATE_GOLDEN=1 rewrites it."""
     path = os.path.join(GOLDEN, name)
@@ -69,11 +81,19 @@ def golden(name, text):
 
 # --- TAP -------------------------------------------------------------------
 _tap = {"n": 0}
+_diags = []
+
+
+def _diag_lines(report):
+    return ["# %s" % text for name, text in report.user_properties if name == "diag"]
 
 
 def pytest_runtest_logreport(report):
     prefix = os.environ.get("MMTUNE_TAP")
     if prefix is None:
+        if report.when == "call":
+            _diags.extend("%s: %s" % (report.nodeid.split("/")[-1], text)
+                          for name, text in report.user_properties if name == "diag")
         return
     name = "%s %s" % (prefix, report.nodeid.split("/")[-1])
     line = None
@@ -90,7 +110,16 @@ def pytest_runtest_logreport(report):
         _tap["n"] += 1
         line = "not ok %d %s (teardown)" % (_tap["n"], name)
     if line:
+        if report.when == "call":
+            line = "\n".join([line] + _diag_lines(report))
         # Straight to the real stdout: pytest's capture and its own
         # progress output must not split the line.
         sys.__stdout__.write("\n" + line + "\n")
         sys.__stdout__.flush()
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _diags:
+        terminalreporter.section("diagnostics")
+        for line in _diags:
+            terminalreporter.write_line(line)

@@ -227,6 +227,36 @@ def test_non_root_gets_a_clear_message(root, run, cmd):
     assert fakeroot.snapshot(root) == before
 
 
+def test_a_denied_file_is_exit_4_for_any_command(root, run, monkeypatch):
+    """Exit 4 is a permission mmtunectl lacked, not only apply/rollback as
+    non-root (the manual says so): here a state file the user may not read.
+    A profile file it cannot read is bad input like any other: 2, named."""
+    assert run("apply", "database")[0] == 0
+    real = Context.read
+
+    def read(self, rel):
+        if rel == "run/mmtune/state.json":
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), self.path(rel))
+        return real(self, rel)
+    monkeypatch.setattr(Context, "read", read)
+    for args in (["verify"], ["status", "--json"], ["diff"], ["rollback"]):
+        rc, out, err = run(*args, euid=1000 if args[0] != "rollback" else 0)
+        assert (rc, err) == (4, "error: %s/run/mmtune/state.json: Permission denied "
+                             "(are you root?)\n" % root), args
+    monkeypatch.setattr(Context, "read", real)
+    import mmtunectl.profile
+    real_open = open
+
+    def denied(path, *a, **kw):
+        if str(path).endswith("/database.conf"):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+        return real_open(path, *a, **kw)
+    monkeypatch.setattr(mmtunectl.profile, "open", denied, raising=False)
+    rc, out, err = run("show", "database", euid=1000)
+    assert (rc, err) == (2, "error: /usr/lib/mmtune/profiles/database.conf: cannot read: "
+                         "Permission denied\n")
+
+
 def test_non_root_can_read(run):
     for args in (["list"], ["show", "database"], ["recommend"], ["status", "--prometheus"],
                  ["check", os.path.join(fakeroot.SYSTEMD, "profiles", "database.conf")]):

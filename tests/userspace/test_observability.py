@@ -16,6 +16,7 @@ import sys
 import pytest
 
 import fakeroot
+from mmtunectl import journal as mmtune_journal
 from mmtunectl.context import Context
 
 TOOLS = os.environ.get("MMTUNE_TOOLS_VENV")
@@ -114,13 +115,35 @@ def test_prometheus_client_parses_it(root, run):
     assert fams["mmtune_ok"][1][0][2] == 1.0
 
 
-def test_textfile_is_written_atomically(root, run, tmp_path):
+def test_textfile_is_written_atomically(root, run, tmp_path, monkeypatch):
+    """node_exporter reads the file at any moment: it must see the old or
+    the new metrics, whole. So a temporary file in the same directory (same
+    filesystem) gets the text and is renamed over the target; a reader that
+    opened the old file keeps reading the old one."""
     tmp_path = tmp_path / "textfile"
     tmp_path.mkdir()
     out = tmp_path / "mmtune.prom"
     out.write_text("old\n")
-    rc, text, err = run("status", "--prometheus", "--output", str(out))
-    assert (rc, text, err) == (0, "", "")
+    old_ino = os.stat(str(out)).st_ino
+    renames = []
+
+    def spy(real):
+        def rename(src, dst, *a, **kw):
+            if os.path.abspath(str(dst)) == str(out):
+                renames.append((os.path.dirname(os.path.abspath(str(src))),
+                                open(str(src)).read(), out.read_text()))
+            return real(src, dst, *a, **kw)
+        return rename
+    monkeypatch.setattr(os, "rename", spy(os.rename))
+    monkeypatch.setattr(os, "replace", spy(os.replace))
+    with open(str(out)) as reader:
+        rc, text, err = run("status", "--prometheus", "--output", str(out))
+        assert (rc, text, err) == (0, "", "")
+        assert reader.read() == "old\n"                 # the old inode, untouched
+    new = out.read_text()
+    assert os.stat(str(out)).st_ino != old_ino
+    # One rename, from the same directory, of the whole text, over the old file.
+    assert renames == [(str(tmp_path), new, "old\n")]
     assert os.listdir(str(tmp_path)) == ["mmtune.prom"]
     assert oct(os.stat(str(out)).st_mode & 0o777) == "0o644"
     check_exposition(out.read_text())
@@ -227,6 +250,60 @@ def test_failed_reload_keeps_the_previous_values_and_says_so(root, run, journal,
                             "are kept")
     doc = json.loads(run("status", "--json")[1])
     assert doc["last_apply"]["success"] is False and doc["applied_profile"] == "database"
+
+
+def refusing(path, err):
+    real = Context.write_raw
+
+    def write(self, rel, value):
+        if rel == path:
+            raise OSError(err, os.strerror(err))
+        real(self, rel, value)
+    return write
+
+
+def test_a_refused_optional_knob_is_a_warning_in_the_journal(root, run, journal, monkeypatch):
+    """The apply succeeds, but `journalctl -t mmtunectl -p warning` must find
+    it: its entry and its stderr line have priority warning (4)."""
+    fakeroot.add_all_features(root)
+    monkeypatch.setattr(Context, "write_raw",
+                        refusing("sys/kernel/mm/mmtune/swap_slots/enabled", 22))
+    monkeypatch.setattr(mmtune_journal, "stream_is_journal", lambda fd: True)
+    rc, out, err = run("apply", "balanced")
+    assert rc == 0, err
+    assert err == ("<4>warning: mmtune.swap_slots.enabled: the kernel refused '1' "
+                   "(/sys/kernel/mm/mmtune/swap_slots/enabled): Invalid argument; optional in "
+                   "/usr/lib/mmtune/profiles/balanced.conf:35, skipped\n")
+    assert all(l.startswith("<6>") for l in out.splitlines()), out
+    e, = journal()
+    assert (e["PRIORITY"], e["MMTUNE_ACTION"], e["MMTUNE_RESULT"], e["MESSAGE_ID"]) == (
+        "4", "apply", "success", mmtune_journal.MESSAGE_IDS[("apply", True)])
+    assert e["MESSAGE"].startswith("apply profile balanced by uid 0: ")
+    assert e["MESSAGE"].endswith(
+        "; 1 optional refused: mmtune.swap_slots.enabled (Invalid argument)")
+    assert "mmtune.swap_slots.enabled" not in e["MMTUNE_CHANGES"]
+
+
+def test_a_failed_rollback_is_logged_with_error_priority(root, run, journal, monkeypatch):
+    assert run("apply", "database", euid=0, uid=1000)[0] == 0
+    journal()
+    applied = fakeroot.snapshot(root)
+    state = open(os.path.join(root, "run/mmtune/state.json")).read()
+    monkeypatch.setattr(Context, "write_raw", refusing(SWAPPINESS, 1))
+    monkeypatch.setattr(mmtune_journal, "stream_is_journal", lambda fd: True)
+    rc, out, err = run("rollback", euid=0, uid=1000)
+    assert rc == 2
+    assert "<3>error: writing '60' to /proc/sys/vm/swappiness (sysctl.vm.swappiness, " \
+        "saved original) failed: Operation not permitted\n" in err
+    assert fakeroot.snapshot(root) == applied                      # nothing rolled back
+    assert open(os.path.join(root, "run/mmtune/state.json")).read() == state
+    e, = journal()
+    assert (e["PRIORITY"], e["MMTUNE_ACTION"], e["MMTUNE_PROFILE"], e["MMTUNE_UID"],
+            e["MMTUNE_RESULT"], e["MESSAGE_ID"]) == (
+        "3", "rollback", "database", "1000", "failed",
+        mmtune_journal.MESSAGE_IDS[("rollback", False)])
+    assert e["MESSAGE"] == ("rollback profile database by uid 1000 failed: a write failed, "
+                            "every knob written before it was restored; nothing rolled back")
 
 
 def installed(tmp_path):

@@ -6,6 +6,7 @@ import configparser
 import errno
 import fcntl
 import json
+import re
 import os
 import subprocess
 import sys
@@ -96,6 +97,11 @@ def test_hardening_makes_every_knob_writable_and_nothing_else():
     assert unit("mmtune.service")["Service"]["RuntimeDirectory"] == ["mmtune"]
 
 
+def verdict(line):
+    """"→ Overall exposure level for X: 1.4 OK 🙂" -> "1.4 OK"."""
+    return " ".join(line.split(":")[1].split()[:2])
+
+
 def security(staged, name):
     p = subprocess.run(["systemd-analyze", "security", "--offline=true", "--root=" + staged, name],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
@@ -105,7 +111,7 @@ def security(staged, name):
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/systemd-analyze"), reason="no systemd-analyze")
-def test_systemd_analyze_security_score(tmp_path):
+def test_systemd_analyze_security_score(tmp_path, diag):
     staged = str(tmp_path)
     subprocess.run(["make", "-s", "-C", fakeroot.SYSTEMD, "install", "DESTDIR=" + staged],
                    check=True)
@@ -113,9 +119,28 @@ def test_systemd_analyze_security_score(tmp_path):
     metrics, mline = security(staged, "mmtune-metrics.service")
     os.unlink(os.path.join(staged, "usr/lib/systemd/system/mmtune.service.d/50-hardening.conf"))
     plain, pline = security(staged, "mmtune.service")
-    sys.__stdout__.write("\n# %s (without 50-hardening.conf: %s)\n# %s\n" % (
-        line.strip("→ "), pline.split(":")[1].strip(), mline.strip("→ ")))
+    diag("systemd-analyze security mmtune.service: %s with the hardening drop-in, %s without"
+         % (verdict(line), verdict(pline)))
+    diag("systemd-analyze security mmtune-metrics.service: %s" % verdict(mline))
     assert hardened <= 2.0 and metrics <= 2.0 and plain >= 9.0
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/systemd-analyze"), reason="no systemd-analyze")
+def test_security_scores_are_in_the_tap_output():
+    """The scores are the evidence for the hardening (issue 16, point 2):
+    they must reach the suite's output, not pytest's capture."""
+    test = "tests/userspace/test_safety.py::test_systemd_analyze_security_score"
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+                       cwd=fakeroot.REPO, env=dict(os.environ, MMTUNE_TAP="inner"),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True)
+    assert p.returncode == 0, p.stdout
+    num = r"\d+\.\d [A-Z]+"
+    assert re.search(r"^ok 1 inner test_safety.py::test_systemd_analyze_security_score\n"
+                     r"# systemd-analyze security mmtune.service: %s with the hardening "
+                     r"drop-in, %s without\n"
+                     r"# systemd-analyze security mmtune-metrics.service: %s$" % (num, num, num),
+                     p.stdout, re.M), p.stdout
 
 
 def refusing(path, err):

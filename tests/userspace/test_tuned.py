@@ -11,7 +11,7 @@ SWAPPINESS = "proc/sys/vm/swappiness"
 
 def tuned(root, active, openshift_include="${f:virt_check:virtual-guest:throughput-performance}"):
     """tuned's own chain (tuned 2.x): openshift -> virtual-guest or
-    throughput-performance, with inline comments as configobj allows."""
+    throughput-performance, with inline comments as tuned allows."""
     fakeroot.write(root, "usr/sbin/tuned", "")
     fakeroot.write(root, "etc/tuned/active_profile", active + "\n")
     fakeroot.write(root, "usr/lib/tuned/throughput-performance/tuned.conf",
@@ -74,3 +74,50 @@ def test_unresolvable_include_leaves_everything_to_tuned(root, run):
     assert fakeroot.snapshot(root) == before
     rc, out, err = run("verify")
     assert rc == 0 and out.endswith("0 differ, 0 skipped, 21 owned by tuned\n")
+
+
+DEFRAG = "sys/kernel/mm/transparent_hugepage/defrag"
+
+
+def site_db(root, main):
+    """An admin's /etc/tuned/site-db on top of tuned's own profiles."""
+    tuned(root, "site-db")
+    fakeroot.write(root, "etc/tuned/site-db/tuned.conf",
+                   "[main]\nsummary=Site database   # DBA team\n%s\n"
+                   "[sysctl]\nvm.max_map_count=262144\t# search engine\n" % main)
+
+
+def test_inline_comment_on_the_include_line(root, run):
+    """include=NAME  # comment includes NAME (tuned's configparser drops the
+    comment): what NAME sets is tuned's, the rest (thp.defrag) is applied.
+    Read with the comment, the include would name no profile and every knob
+    would be left to tuned."""
+    site_db(root, "include=throughput-performance  # base")
+    rc, out, err = run("apply", "database")
+    assert rc == 0, err
+    assert "cannot resolve" not in out
+    assert sorted(l.split()[1][:-1] for l in out.splitlines() if "owned by tuned" in l) == \
+        sorted(OWNED)
+    assert ("skip sysctl.vm.swappiness: owned by tuned profile site-db "
+            "(/usr/lib/tuned/throughput-performance/tuned.conf)\n") in out
+    assert fakeroot.read(root, SWAPPINESS) == "60"
+    assert fakeroot.read(root, DEFRAG) == "always defer defer+madvise madvise [never]"
+
+
+@pytest.mark.parametrize("include, missing", [
+    # "#" inside a word is no comment for tuned: a profile name with a "#".
+    ("include=throughput-performance#base", "throughput-performance#base"),
+    # tuned splits at "," and ";"; a profile found nowhere we look.
+    ("include=throughput-performance ; site-extras", "site-extras"),
+])
+def test_an_include_naming_no_profile_leaves_everything_to_tuned(root, run, include, missing):
+    site_db(root, include)
+    before = fakeroot.snapshot(root)
+    rc, out, err = run("apply", "database")
+    assert rc == 0, err
+    assert ("skip sysctl.vm.swappiness: owned by tuned profile site-db: cannot resolve "
+            "/etc/tuned/site-db/tuned.conf: %s (no tuned profile %r in /etc/tuned/profiles, "
+            "/etc/tuned, /usr/lib/tuned/profiles, /usr/lib/tuned), so every knob tuned "
+            "could set is left to it\n" % (include, missing)) in out
+    assert not [l for l in out.splitlines() if l.startswith("set ")]
+    assert fakeroot.snapshot(root) == before
