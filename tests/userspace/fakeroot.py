@@ -177,3 +177,17 @@ def kernel_write(self, rel, value):
         os.write(fd, value.encode())
     finally:
         os.close(fd)
+
+
+def failing_writer(fail_path, err=errno.EINVAL):
+    """A Context.write_raw that raises OSError(err) for the file fail_path
+    (relative to the root) and writes every other file: a kernel refusing
+    one write, for monkeypatch.setattr(Context, "write_raw", ...)."""
+    from mmtunectl.context import Context
+    real = Context.write_raw
+
+    def write(self, rel, value):
+        if rel == fail_path:
+            raise OSError(err, os.strerror(err))
+        real(self, rel, value)
+    return write

@@ -87,20 +87,10 @@ def test_optional_missing_is_skipped_with_a_message(root, run):
             "swap_slots); optional in /usr/lib/mmtune/profiles/balanced.conf:35\n") in out
 
 
-def failing_writer(fail_path, err=errno.EINVAL):
-    real = Context.write_raw
-
-    def write(self, rel, value):
-        if rel == fail_path:
-            raise OSError(err, os.strerror(err))
-        real(self, rel, value)
-    return write
-
-
 def test_write_failure_half_way_restores_everything(root, run, monkeypatch):
     before = fakeroot.snapshot(root)
     # zswap.compressor comes after the sysctls and THP knobs in write order.
-    monkeypatch.setattr(Context, "write_raw", failing_writer(ZSWAP + "/compressor", errno.ENOENT))
+    monkeypatch.setattr(Context, "write_raw", fakeroot.failing_writer(ZSWAP + "/compressor", errno.ENOENT))
     rc, out, err = run("apply", "batch-throughput")
     assert rc == 2
     golden("apply-write-failure.txt", err)
@@ -127,7 +117,7 @@ def test_second_apply_failure_keeps_first_profile(root, run, monkeypatch):
     assert run("apply", "database")[0] == 0
     applied = fakeroot.snapshot(root)
     state = open(os.path.join(root, "run/mmtune/state.json")).read()
-    monkeypatch.setattr(Context, "write_raw", failing_writer(SWAPPINESS))
+    monkeypatch.setattr(Context, "write_raw", fakeroot.failing_writer(SWAPPINESS))
     assert run("apply", "container-host")[0] == 2
     assert fakeroot.snapshot(root) == applied
     assert open(os.path.join(root, "run/mmtune/state.json")).read() == state
@@ -202,7 +192,7 @@ def test_rollback_restores_the_values_from_before_mmtune(root, run):
 def test_rollback_failure_restores_and_keeps_state(root, run, monkeypatch):
     assert run("apply", "database")[0] == 0
     applied = fakeroot.snapshot(root)
-    monkeypatch.setattr(Context, "write_raw", failing_writer("sys/kernel/mm/transparent_hugepage/defrag"))
+    monkeypatch.setattr(Context, "write_raw", fakeroot.failing_writer("sys/kernel/mm/transparent_hugepage/defrag"))
     assert run("rollback")[0] == 2
     assert fakeroot.snapshot(root) == applied
     assert os.path.exists(os.path.join(root, "run/mmtune/state.json"))

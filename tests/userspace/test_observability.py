@@ -252,22 +252,12 @@ def test_failed_reload_keeps_the_previous_values_and_says_so(root, run, journal,
     assert doc["last_apply"]["success"] is False and doc["applied_profile"] == "database"
 
 
-def refusing(path, err):
-    real = Context.write_raw
-
-    def write(self, rel, value):
-        if rel == path:
-            raise OSError(err, os.strerror(err))
-        real(self, rel, value)
-    return write
-
-
 def test_a_refused_optional_knob_is_a_warning_in_the_journal(root, run, journal, monkeypatch):
     """The apply succeeds, but `journalctl -t mmtunectl -p warning` must find
     it: its entry and its stderr line have priority warning (4)."""
     fakeroot.add_all_features(root)
     monkeypatch.setattr(Context, "write_raw",
-                        refusing("sys/kernel/mm/mmtune/swap_slots/enabled", 22))
+                        fakeroot.failing_writer("sys/kernel/mm/mmtune/swap_slots/enabled", 22))
     monkeypatch.setattr(mmtune_journal, "stream_is_journal", lambda fd: True)
     rc, out, err = run("apply", "balanced")
     assert rc == 0, err
@@ -289,7 +279,7 @@ def test_a_failed_rollback_is_logged_with_error_priority(root, run, journal, mon
     journal()
     applied = fakeroot.snapshot(root)
     state = open(os.path.join(root, "run/mmtune/state.json")).read()
-    monkeypatch.setattr(Context, "write_raw", refusing(SWAPPINESS, 1))
+    monkeypatch.setattr(Context, "write_raw", fakeroot.failing_writer(SWAPPINESS, 1))
     monkeypatch.setattr(mmtune_journal, "stream_is_journal", lambda fd: True)
     rc, out, err = run("rollback", euid=0, uid=1000)
     assert rc == 2

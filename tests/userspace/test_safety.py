@@ -143,21 +143,11 @@ def test_security_scores_are_in_the_tap_output():
                      p.stdout, re.M), p.stdout
 
 
-def refusing(path, err):
-    real = Context.write_raw
-
-    def write(self, rel, value):
-        if rel == path:
-            raise OSError(err, os.strerror(err))
-        real(self, rel, value)
-    return write
-
-
 @pytest.mark.parametrize("err", [errno.EINVAL, errno.EBUSY])
 def test_an_optional_knob_the_kernel_refuses_is_skipped(root, run, monkeypatch, err):
     fakeroot.add_all_features(root)
     monkeypatch.setattr(Context, "write_raw",
-                        refusing("sys/kernel/mm/mmtune/swap_slots/enabled", err))
+                        fakeroot.failing_writer("sys/kernel/mm/mmtune/swap_slots/enabled", err))
     rc, out, err_text = run("apply", "balanced")
     assert rc == 0, err_text
     assert err_text == (
@@ -190,7 +180,7 @@ def test_an_optional_knob_the_kernel_does_not_keep_is_put_back(root, run, monkey
 def test_a_required_knob_the_kernel_refuses_still_restores_everything(root, run, monkeypatch):
     fakeroot.add_all_features(root)
     before = fakeroot.snapshot(root)
-    monkeypatch.setattr(Context, "write_raw", refusing("sys/module/zswap/parameters/zpool", errno.EBUSY))
+    monkeypatch.setattr(Context, "write_raw", fakeroot.failing_writer("sys/module/zswap/parameters/zpool", errno.EBUSY))
     rc, out, err = run("apply", "balanced")
     assert rc == 2
     assert fakeroot.snapshot(root) == before
