@@ -22,6 +22,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpuhotplug.h>
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -151,6 +153,40 @@ static bool cache_usable(struct slot_cache *c)
 	       swap_slots_cache_usable();
 }
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * Fault injection: debugfs fail_mmtune_slots_refill, with the attributes
+ * of Documentation/fault-injection/fault-injection.rst (probability,
+ * times, task-filter, fail-nth...). A refill that is made to fail gets no
+ * slot from the devices, as when they are full, and the allocation falls
+ * back to one slot straight from the devices (alloc_direct).
+ */
+static DECLARE_FAULT_ATTR(fail_refill);
+static struct dentry *fail_refill_dir;
+
+static bool refill_fails(void)
+{
+	return should_fail(&fail_refill, 1);
+}
+
+/* Optional: a load goes on without it. */
+static void fail_refill_init(void)
+{
+	fail_refill_dir = fault_create_debugfs_attr("fail_mmtune_slots_refill",
+						    NULL, &fail_refill);
+}
+
+static void fail_refill_exit(void)
+{
+	debugfs_remove_recursive(fail_refill_dir);
+	fail_refill_dir = NULL;
+}
+#else
+static bool refill_fails(void) { return false; }
+static void fail_refill_init(void) { }
+static void fail_refill_exit(void) { }
+#endif
+
 /* Called with c->alloc_lock held and the allocation side empty. */
 static void refill(struct slot_cache *c)
 {
@@ -159,7 +195,8 @@ static void refill(struct slot_cache *c)
 
 	c->cur = 0;
 	while (c->nr < want) {
-		got = get_swap_pages_batch(want - c->nr, c->slots + c->nr);
+		got = refill_fails() ? 0 :
+		      get_swap_pages_batch(want - c->nr, c->slots + c->nr);
 		this_cpu_inc(swap_slots_stats.refill);
 		if (!got)
 			break;
@@ -385,12 +422,14 @@ static int swap_slots_init(void)
 		return ret;
 	}
 	cpuhp_state = ret;
+	fail_refill_init();
 	return 0;
 }
 
 /* The group's hooks are off and no caller is left inside them. */
 static void swap_slots_exit(void)
 {
+	fail_refill_exit();
 	/* Drains every online CPU through slots_cpu_offline(). */
 	cpuhp_remove_state(cpuhp_state);
 	drain_all();

@@ -51,6 +51,8 @@ watchdog() {
 	sleep "$secs"
 	alive "$pid" || exit 0
 	echo "$secs" >/tmp/limited.timeout
+	# A fault injection test may have quieted the console.
+	echo 7 >/proc/sys/kernel/printk
 	echo "mmtune-test: timeout: $label after ${secs}s; sysrq w (blocked tasks), l (all CPUs)" >/dev/kmsg
 	echo w >/proc/sysrq-trigger
 	echo l >/proc/sysrq-trigger
@@ -84,6 +86,11 @@ cleanup() {
 	swapoff -a 2>/dev/null
 	echo 0 >/sys/module/zswap/parameters/enabled
 	echo 20 >/sys/module/zswap/parameters/max_pool_percent
+	# Fault injection off, the console loud again (lib-fault.sh).
+	for f in failslab fail_page_alloc fail_mmtune_slots_refill; do
+		[ -e /sys/kernel/debug/$f/probability ] && echo 0 >/sys/kernel/debug/$f/probability
+	done
+	echo 7 >/proc/sys/kernel/printk
 }
 
 case "${1:-}" in

@@ -33,6 +33,7 @@ struct opts {
 	unsigned long zswap_max_kib;	/* memory.zswap.max of the memcg */
 	unsigned int min_out_pct;	/* of the region, in pswpout + zswpout */
 	bool expect_thp_swpout;
+	bool fail_evict;		/* make-it-fail during MADV_PAGEOUT */
 	uint64_t seed;
 };
 
@@ -182,6 +183,8 @@ static void usage(void)
 		"  --min-out-pct P      fail unless pswpout+zswpout grew by P%% of the region\n"
 		"                       (default 50)\n"
 		"  --expect-thp-swpout  fail unless thp_swpout grew\n"
+		"  --fail-evict         fault injection: /proc/thread-self/make-it-fail\n"
+		"                       is 1 during MADV_PAGEOUT only (task-filter)\n"
 		"  --seed N             pattern seed\n");
 	exit(KSFT_FAIL);
 }
@@ -197,6 +200,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		OPT("zero-every", &o->zero_every),
 		OPT("min-out-pct", &o->min_out_pct),
 		OPT_FLAG("expect-thp-swpout", &o->expect_thp_swpout, true),
+		OPT_FLAG("fail-evict", &o->fail_evict, true),
 		OPT("seed", &o->seed),
 		OPT_CHOICE("fill", &o->fill, fill_names),
 		OPT("hold", &o->hold_dir),
@@ -250,9 +254,34 @@ int main(int argc, char **argv)
 	/* Under a memcg limit some THPs may be out already: a lower bound. */
 	thps = vma_anon_huge_kib(mem) / (THP_SZ >> 10);
 	if (o.evict == EVICT_PAGEOUT) {
-		if (madvise(mem, o.size_mib << 20, MADV_PAGEOUT)) {
-			msg("MADV_PAGEOUT: %s", strerror(errno));
-			return errno == EINVAL ? KSFT_SKIP : KSFT_FAIL;
+		int err = 0, fail_fd = -1;
+
+		/*
+		 * With fault injection's task-filter, only this window fails:
+		 * reclaim of the region runs in this task, filling and the
+		 * read-back do not. The file is open before the window, and
+		 * closing it there allocates nothing.
+		 */
+		if (o.fail_evict) {
+			fail_fd = open("/proc/thread-self/make-it-fail", O_WRONLY | O_CLOEXEC);
+			if (fail_fd < 0 || write(fail_fd, "1", 1) != 1) {
+				msg("cannot write /proc/thread-self/make-it-fail: %s",
+				    strerror(errno));
+				return KSFT_FAIL;
+			}
+		}
+		if (madvise(mem, o.size_mib << 20, MADV_PAGEOUT))
+			err = errno;
+		if (fail_fd >= 0) {
+			if (pwrite(fail_fd, "0", 1, 0) != 1) {
+				msg("cannot reset make-it-fail: %s", strerror(errno));
+				return KSFT_FAIL;
+			}
+			close(fail_fd);
+		}
+		if (err) {
+			msg("MADV_PAGEOUT: %s", strerror(err));
+			return err == EINVAL ? KSFT_SKIP : KSFT_FAIL;
 		}
 	}
 	/* Before reading back: swap-ins evict more. */

@@ -1,0 +1,126 @@
+# zswap entry and zsmalloc allocation failures inside a whole-THP store
+# (zswap_large on, zsmalloc): a THP whose store fails part-way is rolled
+# back (every stored subpage invalidated, counted as rollback_nomem) and
+# goes to the disk whole; after an allocation failure large folios skip
+# zswap for backoff_ms (backoff_skipped); every byte reads back equal; after
+# swapoff zswap holds nothing (stored_pages and pool_total_size 0), and
+# kmemleak (debug kernel) finds nothing new.
+# Failures are injected only into the task that pages the THPs out, and
+# only during its MADV_PAGEOUT (swap_integrity --fail-evict, task-filter):
+#  1. failslab every Nth allocation: zswap's entries (only that cache when
+#     the kernel command line marks it, "slub_debug=A,zswap_entry", as
+#     tests/vm/check-debug.sh does; else every slab allocation);
+#  2. fail_page_alloc and failslab on allocations that cannot reclaim:
+#     zsmalloc's zspage pages, handles and zspage descriptors;
+#  3. every zsmalloc page allocation fails, backoff_ms 60000: one THP is
+#     rolled back and the later ones skip zswap.
+# Debug kernel only ("make check-debug"); skips on a kernel without fault
+# injection.
+# timeout: 600
+. /lib.sh
+fault_require
+ZSWAP_DEBUG=/sys/kernel/debug/zswap
+zswap_dbg() { cat $ZSWAP_DEBUG/$1; }
+ZSWAP_ZPOOL=zsmalloc
+zswap_large_setup
+echo 0 >"$MMTUNE_ZSWAP/backoff_ms" || fail "backoff_ms 0"
+fault_reset
+kmemleak_begin
+
+# snap: the counters a round moves, "name=value" in /tmp/snap.
+snap() {
+	for c in thp_stored subpages_stored subpages_rolled_back rollback_nomem backoff_skipped fallback_disk; do
+		echo "$c=$(mmtune_zswap $c)"
+	done
+	for c in reject_kmemcache_fail reject_alloc_fail; do echo "$c=$(zswap_dbg $c)"; done
+}
+delta() {
+	now=$(mmtune_zswap "$1" 2>/dev/null || zswap_dbg "$1")
+	echo $(( now - $(awk -F= -v k="$1" '$1 == k { print $2 }' /tmp/snap) ))
+}
+
+# round NAME SEED [held]: one 32 MiB THP round with failures while paging
+# out. "held": the process holds before reading back, while this script
+# takes the device away (swapoff must find every entry that survived the
+# rollbacks and nothing else), then lets it compare.
+round() {
+	info "--- $1"
+	snap >/tmp/snap
+	rm -rf /tmp/hold && mkdir /tmp/hold
+	[ "${3:-}" = held ] || touch /tmp/hold/go
+	fault_quiet_begin
+	swap_integrity --size 32 --thp --fill compressible --evict pageout --fail-evict \
+		--hold /tmp/hold --min-out-pct 50 --seed "$2" >/tmp/si.out 2>&1 &
+	si=$!
+	wait_for /tmp/hold/evicted
+	fault_quiet_end
+	if [ "${3:-}" = held ]; then
+		stored=$(zswap_stored_pages)
+		assert_ge "$stored" 1 "$1: zswap stored_pages while the process holds"
+		timeout 120 swapoff /dev/vda || fail "$1: swapoff with the process's pages in zswap and on the disk"
+		assert_eq "$(zswap_stored_pages)" 0 "$1: zswap stored_pages after swapoff"
+		touch /tmp/hold/go
+	fi
+	wait $si || { cat /tmp/si.out; fail "$1: swap round trip failed"; }
+	fault_check_log
+	cat /tmp/si.out
+	thps=$(si_delta /tmp/si.out thps)
+	assert_ge "$thps" 14 "$1: THPs backing the 32 MiB region (of 16)"
+	info "$1: $(for c in thp_stored subpages_stored subpages_rolled_back rollback_nomem backoff_skipped fallback_disk reject_kmemcache_fail reject_alloc_fail; do printf '%s +%s ' $c "$(delta $c)"; done)"
+}
+
+# 1. zswap entries.
+if [ "$(cat /sys/kernel/slab/zswap_entry/failslab 2>/dev/null)" = 1 ]; then
+	echo Y >$FAILSLAB/cache-filter
+	what="zswap_entry cache only (slub_debug=A)"
+else
+	what="every slab cache (no slub_debug=A,zswap_entry on the command line)"
+fi
+echo N >$FAILSLAB/ignore-gfp-wait
+fault_arm $FAILSLAB 100 700
+round "1. failslab every 700th: $what" 381
+assert_ge "$(fault_injected $FAILSLAB)" 1 "1: slab allocations failed"
+assert_ge "$(delta rollback_nomem)" 1 "1: zswap_large/rollback_nomem delta"
+assert_ge "$(delta subpages_rolled_back)" 1 "1: subpages rolled back (stores failed part-way)"
+assert_ge "$(delta reject_kmemcache_fail)" 1 "1: zswap reject_kmemcache_fail delta (entry allocations failed)"
+assert_ge "$(delta fallback_disk)" "$(delta rollback_nomem)" "1: zswap_large/fallback_disk delta"
+assert_ge "$(si_delta /tmp/si.out thp_swpout)" "$(delta rollback_nomem)" "1: vmstat thp_swpout delta (rolled-back THPs to disk whole)"
+fault_reset
+
+# 2. zsmalloc: pages (fail_page_alloc), handles and zspage descriptors
+# (failslab); only allocations that cannot reclaim, as zsmalloc's.
+echo N >$FAIL_PAGE_ALLOC/ignore-gfp-highmem
+echo 0 >$FAIL_PAGE_ALLOC/min-order
+fault_arm $FAIL_PAGE_ALLOC 100 400
+fault_arm $FAILSLAB 100 3000
+round "2. zsmalloc: fail_page_alloc every 400th, failslab every 3000th (no reclaim)" 382 held
+info "2: page allocations failed: $(fault_injected $FAIL_PAGE_ALLOC), slab allocations failed: $(fault_injected $FAILSLAB)"
+assert_ge "$(( $(fault_injected $FAIL_PAGE_ALLOC) + $(fault_injected $FAILSLAB) ))" 1 "2: allocations failed"
+assert_ge "$(delta rollback_nomem)" 1 "2: zswap_large/rollback_nomem delta"
+assert_ge "$(delta subpages_rolled_back)" 1 "2: subpages rolled back (stores failed part-way)"
+assert_ge "$(delta reject_alloc_fail)" 1 "2: zswap reject_alloc_fail delta (zsmalloc allocations failed)"
+assert_ge "$(si_delta /tmp/si.out thp_swpout)" "$(delta rollback_nomem)" "2: vmstat thp_swpout delta (rolled-back THPs to disk whole)"
+fault_reset
+swapon_disk
+
+# 3. Back-off: every zsmalloc page allocation fails; the first failure
+# backs off for 60 s, so the THPs after it do not even try.
+echo 60000 >"$MMTUNE_ZSWAP/backoff_ms" || fail "backoff_ms 60000"
+echo N >$FAIL_PAGE_ALLOC/ignore-gfp-highmem
+echo 0 >$FAIL_PAGE_ALLOC/min-order
+fault_arm $FAIL_PAGE_ALLOC 100
+round "3. back-off: every zsmalloc page allocation fails" 383
+assert_ge "$(fault_injected $FAIL_PAGE_ALLOC)" 1 "3: page allocations failed"
+assert_ge "$(delta rollback_nomem)" 1 "3: zswap_large/rollback_nomem delta"
+assert_ge "$(delta backoff_skipped)" $(( thps - $(delta rollback_nomem) - 1 )) "3: zswap_large/backoff_skipped delta (THPs after the failure)"
+assert_eq "$(delta thp_stored)" 0 "3: zswap_large/thp_stored delta"
+assert_eq "$(delta fallback_disk)" "$(( $(delta rollback_nomem) + $(delta backoff_skipped) ))" "3: fallback_disk = rollbacks + skipped"
+fault_reset
+
+# Nothing of the rolled-back stores is left in zswap.
+swapoff /dev/vda || fail "swapoff"
+assert_eq "$(zswap_stored_pages)" 0 "zswap stored_pages after swapoff"
+assert_eq "$(zswap_dbg pool_total_size)" 0 "zswap pool_total_size after swapoff"
+unload_mmtune
+zswap_disable
+kmemleak_check "zswap fault injection"
