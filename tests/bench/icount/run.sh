@@ -173,6 +173,9 @@ pack() {
 icount_opt=(-icount 'shift=1,sleep=off')
 if [ "$smp" -gt 1 ]; then
 	icount_opt=()
+	# Without -icount a loaded host can delay the guest's timer past the
+	# IO-APIC timer check's window: "IO-APIC + timer doesn't work!" panic
+	append+="${append:+ }no_timer_check"
 	log "--smp $smp: without -icount (QEMU 7.2 hangs at the second vCPU's bring-up with it)"
 fi
 
