@@ -4,6 +4,10 @@
 #   make modules   mmtune.ko and the test modules against that kernel
 #   make run       the main job: boot the kernel with mmtune in qemu, show it
 #   make check     every test suite (unit, static, VM), one summary line
+#   make kernel-bench  the benchmark kernels: bench-prod (the series, no
+#                  debugging) and bench-unpatched (same config, no series)
+#   make bench-icount  instruction counts per operation, every feature, on
+#                  those kernels (tests/bench/icount-features.sh)
 #   make check-debug  the VM suite on the debug kernel (KASAN, kmemleak,
 #                  DEBUG_PAGEALLOC, lockdep) with preempt=full
 #   make check-slow   the VM tests marked "# slow:" (campaigns, mm
@@ -57,6 +61,13 @@ check-selftests: modules
 kernel-debug:
 	scripts/kernel-build.sh --variant debug
 
+kernel-bench:
+	scripts/kernel-build-bench.sh bench-prod
+	scripts/kernel-build-bench.sh bench-unpatched
+
+bench-icount: kernel-bench
+	tests/bench/icount-features.sh
+
 check-debug:
 	tests/vm/check-debug.sh
 
@@ -99,4 +110,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel modules run check check-slow check-selftests kernel-debug check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud
+.PHONY: all setup kernel modules run check check-slow check-selftests kernel-debug kernel-bench bench-icount check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud

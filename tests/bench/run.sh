@@ -3,6 +3,10 @@
 #
 #   tests/bench/run.sh NAME     NAME.sh in this directory is the guest side
 #                               (lib-bench.sh holds what they share)
+#   tests/bench/run.sh icount [FEATURE...]
+#                               exact kernel instructions and lock calls per
+#                               operation, per feature, on the bench kernels
+#                               (icount-features.sh; not the test VM)
 #
 # Benchmarks are not tests: they report ratios measured side by side in one
 # boot and fail only if the run itself breaks. A "# disk-bps: N" line in
@@ -12,9 +16,13 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 name=${1:-}
+if [ "$name" = icount ]; then
+	shift
+	exec "$repo/tests/bench/icount-features.sh" "$@"
+fi
 script=$repo/tests/bench/$name.sh
-if [ -z "$name" ] || [ "$name" = run ] || [ "$name" = lib-bench ] || [ ! -f "$script" ]; then
-	echo "usage: $0 NAME, one of:" $(cd "$repo/tests/bench" && ls *.sh | sed 's/\.sh$//' | grep -vx -e run -e lib-bench) >&2
+if [ -z "$name" ] || [ "$name" = run ] || [ "$name" = lib-bench ] || [ "$name" = icount-features ] || [ ! -f "$script" ]; then
+	echo "usage: $0 NAME, one of: icount" $(cd "$repo/tests/bench" && ls *.sh | sed 's/\.sh$//' | grep -vx -e run -e lib-bench -e icount-features) >&2
 	exit 2
 fi
 make -s -C "$repo" modules

@@ -22,7 +22,11 @@
  * Adding a phase: write setup/run/teardown functions and add a line to
  * phases[] with a new ID (IDs must stay stable: reports key on them).
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +37,8 @@
 #define PAGE		4096UL
 #define MARK_STRIDE	16
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+#define THP		(2UL << 20)
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT	21
@@ -67,6 +73,8 @@ static void die(const char *what)
 struct ctx {
 	char *buf;
 	long ops;
+	char *map;	/* THP phases: the unaligned mapping buf lies in */
+	int fd;
 };
 
 static char *map_anon(size_t len)
@@ -222,6 +230,217 @@ static void swapin_run(struct ctx *c)
 		(void)p[i * PAGE];
 }
 
+/* ops THPs, 2M-aligned, MADV_HUGEPAGE, each faulted in as one THP by its
+ * first write (fails if the kernel gave 4K pages: THP "never"?)
+ */
+static void map_thps(struct ctx *c)
+{
+	unsigned long a;
+	long i;
+
+	c->map = mmap(NULL, (c->ops + 1) * THP, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->map == MAP_FAILED)
+		die("mmap");
+	a = ((unsigned long)c->map + THP - 1) & ~(THP - 1);
+	c->buf = (char *)a;
+	if (madvise(c->buf, c->ops * THP, MADV_HUGEPAGE))
+		die("madvise(MADV_HUGEPAGE)");
+	for (i = 0; i < c->ops; i++)
+		c->buf[i * THP] = 1;
+}
+
+/* Kernel pages of the range that are THP-mapped: AnonHugePages of smaps
+ * is per VMA; the whole mapping is ours, so take the largest.
+ */
+static long anon_huge_kb(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[256];
+	long kb, max = 0;
+
+	if (!f)
+		die("/proc/self/smaps");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1 && kb > max)
+			max = kb;
+	fclose(f);
+	return max;
+}
+
+static void check_thps(struct ctx *c, const char *phase)
+{
+	long kb = anon_huge_kb();
+
+	if (kb < c->ops * (long)(THP >> 10)) {
+		fprintf(stderr, "icount-work: %s: %ld of %ld kB THP-mapped (THP madvise or always?)\n",
+			phase, kb, c->ops * (long)(THP >> 10));
+		exit(1);
+	}
+}
+
+static void unmap_thps(struct ctx *c)
+{
+	if (munmap(c->map, (c->ops + 1) * THP))
+		die("munmap");
+}
+
+/* thpout: one op = one THP of data that compresses about 2:1 (the pageout
+ * phase's pages) written to swap by MADV_PAGEOUT; with zswap on, mmtune's
+ * zswap_large stores it whole, stock 6.1 zswap refuses it (to the disk)
+ */
+static void thpout_setup(struct ctx *c)
+{
+	map_thps(c);
+	fill(c->buf, c->ops * (THP / PAGE));
+	check_thps(c, "thpout");
+}
+
+static void thpout_run(struct ctx *c)
+{
+	if (madvise(c->buf, c->ops * THP, MADV_PAGEOUT))
+		die("madvise(MADV_PAGEOUT)");
+}
+
+static void thpout_teardown(struct ctx *c)
+{
+	long left = 0, i;
+	unsigned char *vec = malloc(c->ops * (THP / PAGE));
+
+	if (!vec)
+		die("malloc");
+	if (mincore(c->buf, c->ops * THP, vec))
+		die("mincore");
+	for (i = 0; i < c->ops * (long)(THP / PAGE); i++)
+		left += vec[i] & 1;
+	free(vec);
+	if (left > c->ops * (long)(THP / PAGE) / 100) {
+		fprintf(stderr, "icount-work: thpout: %ld of %ld pages still resident (swap on?)\n",
+			left, c->ops * (long)(THP / PAGE));
+		exit(1);
+	}
+	unmap_thps(c);
+}
+
+/* splitzero: one op = split_huge_page() of a THP whose first byte only is
+ * not zero (511 of 512 subpages zero), through debugfs's split_huge_pages
+ * ("PID,START,END": it walks the range's 512 addresses and splits the THP
+ * at the first); mmtune's split_zero (mode always) then maps the zero page
+ * for the zero subpages and frees them. Needs debugfs at /sys/kernel/debug.
+ */
+static void splitzero_setup(struct ctx *c)
+{
+	map_thps(c);
+	check_thps(c, "splitzero");
+	c->fd = open("/sys/kernel/debug/split_huge_pages", O_WRONLY);
+	if (c->fd < 0)
+		die("/sys/kernel/debug/split_huge_pages");
+}
+
+static void splitzero_run(struct ctx *c)
+{
+	char cmd[64];
+	long i;
+	int n;
+
+	for (i = 0; i < c->ops; i++) {
+		n = snprintf(cmd, sizeof(cmd), "%d,0x%lx,0x%lx", getpid(),
+			     (unsigned long)(c->buf + i * THP),
+			     (unsigned long)(c->buf + (i + 1) * THP));
+		if (write(c->fd, cmd, n) != n)
+			die("write split_huge_pages");
+	}
+}
+
+static void splitzero_teardown(struct ctx *c)
+{
+	if (anon_huge_kb()) {
+		fprintf(stderr, "icount-work: splitzero: THPs left after the split\n");
+		exit(1);
+	}
+	close(c->fd);
+	unmap_thps(c);
+}
+
+/* crosscpu: one op = one page faulted in by this thread on CPU 0 and freed
+ * (MADV_DONTNEED) by another on CPU 1, in chunks of CROSS_CHUNK pages and
+ * two buffers: allocations drain CPU 0's pcp list, frees fill CPU 1's, so
+ * both go to the zone (zone->lock) as often as pcp high and batch make
+ * them. Needs 2 vCPUs (run.sh --smp 2).
+ */
+#define CROSS_CHUNK	256
+
+static long cross_made, cross_freed;	/* chunks, __atomic */
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity (2 vCPUs?)");
+}
+
+static void wait_for(long *v, long want)
+{
+	while (__atomic_load_n(v, __ATOMIC_ACQUIRE) < want)
+		__builtin_ia32_pause();
+}
+
+static void *cross_freer(void *arg)
+{
+	struct ctx *c = arg;
+	long k, chunks = c->ops / CROSS_CHUNK;
+
+	pin(1);
+	for (k = 0; k < chunks; k++) {
+		wait_for(&cross_made, k + 1);
+		if (madvise(c->buf + (k % 2) * CROSS_CHUNK * PAGE,
+			    CROSS_CHUNK * PAGE, MADV_DONTNEED))
+			die("madvise(MADV_DONTNEED)");
+		__atomic_store_n(&cross_freed, k + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void crosscpu_setup(struct ctx *c)
+{
+	if (c->ops % CROSS_CHUNK) {
+		fprintf(stderr, "icount-work: crosscpu: ops must be a multiple of %d\n",
+			CROSS_CHUNK);
+		exit(2);
+	}
+	pin(0);
+	c->buf = map_anon(2 * CROSS_CHUNK * PAGE);
+}
+
+static void crosscpu_run(struct ctx *c)
+{
+	long k, i, chunks = c->ops / CROSS_CHUNK;
+	pthread_t t;
+
+	__atomic_store_n(&cross_made, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&cross_freed, 0, __ATOMIC_RELEASE);
+	if (pthread_create(&t, NULL, cross_freer, c))
+		die("pthread_create");
+	for (k = 0; k < chunks; k++) {
+		char *p = c->buf + (k % 2) * CROSS_CHUNK * PAGE;
+
+		wait_for(&cross_freed, k - 1);
+		for (i = 0; i < CROSS_CHUNK; i++)
+			p[i * PAGE] = 1;
+		__atomic_store_n(&cross_made, k + 1, __ATOMIC_RELEASE);
+	}
+	pthread_join(t, NULL);
+}
+
+static void crosscpu_teardown(struct ctx *c)
+{
+	if (munmap(c->buf, 2 * CROSS_CHUNK * PAGE))
+		die("munmap");
+}
+
 /* repstos: one op = "rep stosb" of 4096 bytes and "rep stosq" of 512
  * quadwords in user space, to calibrate how string instructions count
  * (QEMU 7.2 counts every iteration: user/op is 4617, not about 10)
@@ -269,6 +488,12 @@ static const struct phase phases[] = {
 	  swapin_setup, swapin_run, unmap_buf },
 	{ 6, "repstos", "user rep stosb of 4096 bytes + rep stosq of 512 quadwords",
 	  repstos_setup, repstos_run, dontneed_teardown },
+	{ 7, "thpout", "swap-out of a dirty anon THP (MADV_PAGEOUT), 2:1 data",
+	  thpout_setup, thpout_run, thpout_teardown },
+	{ 8, "splitzero", "split of a THP with 511 zero subpages (debugfs split_huge_pages)",
+	  splitzero_setup, splitzero_run, splitzero_teardown },
+	{ 9, "crosscpu", "page faulted in on CPU 0, freed on CPU 1 (needs --smp 2)",
+	  crosscpu_setup, crosscpu_run, crosscpu_teardown },
 };
 
 #define NPHASES ARRAY_SIZE(phases)

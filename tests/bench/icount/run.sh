@@ -20,7 +20,15 @@
 #   --label NAME      report directory name (default: the kernel release)
 #   --setup SCRIPT    guest shell script run before icount-work (and before
 #                     reading /proc/kallsyms), e.g. insmod and sysfs writes
+#   --prep SCRIPT     guest shell script run after --setup in the measured
+#                     boots only (swap devices, knobs): it is not part of
+#                     the symbol cache's key, so configurations that differ
+#                     only in it share one /proc/kallsyms boot
 #   --file PATH       copied to /files/ in the guest (repeatable: mmtune.ko)
+#   --append ARGS     more kernel command line, e.g. brd.rd_size=524288 (a
+#                     512 MiB /dev/ram0 to swap on: a RAM disk's I/O ends
+#                     in the submitting call, with no idle wait and no
+#                     completion interrupt at a host-timed moment)
 #   --smp N           vCPUs (default 1; counts are then also split per vCPU).
 #                     QEMU 7.2 hangs bringing up a second vCPU under -icount,
 #                     so N > 1 runs without it: timer interrupts then follow
@@ -50,7 +58,7 @@ log() { echo "icount: $*" >&2; }
 
 cmdline="$*"
 kernel='' map='' kdir='' debian=0 runs=3 rounds=4 warmup=1 ops=16384 top=10 label=''
-setup='' smp=1
+setup='' prep='' smp=1 append=''
 calls=() phases=() files=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -66,7 +74,9 @@ while [ $# -gt 0 ]; do
 	--call) calls+=("$2"); shift ;;
 	--label) label=$2; shift ;;
 	--setup) setup=$2; shift ;;
+	--prep) prep=$2; shift ;;
 	--file) files+=("$2"); shift ;;
+	--append) append=$2; shift ;;
 	--smp) smp=$2; shift ;;
 	-h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option $1 (--help)" ;;
@@ -126,6 +136,7 @@ fi
 [ -z "$map" ] || [ -f "$map" ] || die "no symbol map $map"
 [ -n "$label" ] || label=$(basename "$kernel")
 [ -z "$setup" ] || [ -f "$setup" ] || die "no setup script $setup"
+[ -z "$prep" ] || [ -f "$prep" ] || die "no prep script $prep"
 for f in "${files[@]}"; do [ -f "$f" ] || die "no file $f"; done
 
 out=$repo/build/icount/$label
@@ -152,6 +163,7 @@ pack() {
 	cp "$work/icount-work" "$root/icount-work"
 	install -m 0755 "$here/init" "$root/init"
 	[ -z "$setup" ] || install -m 0755 "$setup" "$root/setup.sh"
+	[ "$1" = kallsyms ] || [ -z "$prep" ] || install -m 0755 "$prep" "$root/prep.sh"
 	for f in "${files[@]}"; do cp "$f" "$root/files/"; done
 	echo "$1" >"$root/icount.mode"
 	echo "$2" >"$root/icount.args"
@@ -161,6 +173,9 @@ pack() {
 icount_opt=(-icount 'shift=1,sleep=off')
 if [ "$smp" -gt 1 ]; then
 	icount_opt=()
+	# Without -icount a loaded host can delay the guest's timer past the
+	# IO-APIC timer check's window: "IO-APIC + timer doesn't work!" panic
+	append+="${append:+ }no_timer_check"
 	log "--smp $smp: without -icount (QEMU 7.2 hangs at the second vCPU's bring-up with it)"
 fi
 
@@ -175,7 +190,7 @@ boot() {
 		-nodefaults -no-reboot -display none -smp "$smp" -m "$mem" \
 		-accel tcg,thread=single "${icount_opt[@]}" \
 		-kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
-		-append "console=ttyS0,115200 panic=-1 rdinit=/init nokaslr norandmaps quiet" \
+		-append "console=ttyS0,115200 panic=-1 rdinit=/init nokaslr norandmaps quiet${append:+ $append}" \
 		-serial "file:$out/$name.console" -serial "file:$out/$name.guest" \
 		"${plugin[@]}" >"$out/$name.qemu" 2>&1 || rc=$?
 	sed -i 's/\r$//' "$out/$name.guest" "$out/$name.console"
@@ -216,6 +231,8 @@ done
 	echo "kernel: $kernel"
 	echo "symbols: $map"
 	echo "command: tests/bench/icount/run.sh $cmdline"
+	[ -z "$setup" ] || sed 's/^/setup: /' "$setup"
+	[ -z "$prep" ] || sed 's/^/prep: /' "$prep"
 	echo "qemu: $(qemu-system-x86_64 --version | head -n 1); -smp $smp -accel tcg,thread=single ${icount_opt[*]}"
 	python3 "$here/report.py" --phases "$work/phases.txt" --ops "$ops" --top "$top" \
 		--rounds "$rounds" "$out"/run-*.txt

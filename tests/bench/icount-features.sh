@@ -1,0 +1,210 @@
+#!/bin/bash
+# Kernel instructions (and lock calls) per operation, per mmtune feature,
+# side by side from one run: the unpatched bench kernel, the patched one
+# with mmtune unloaded, loaded with every feature off, and with the
+# feature on. Exact counts (tests/bench/icount: one vCPU, -icount), on the
+# production-like bench kernels (make kernel-bench).
+#
+#   tests/bench/icount-features.sh [--runs N] [--rounds R] [--configs LIST] [FEATURE...]
+#   tests/bench/run.sh icount [FEATURE...]      the same
+#
+# The kernels are build/kernel-bench-prod and build/kernel-bench-unpatched
+# (make kernel-bench; make bench-icount builds them and runs this).
+# --configs: a comma-separated subset of unpatched,unloaded,off,on.
+# --keep: a configuration whose report directory holds the results of the
+# same inputs (kernel, module, scripts, phases, ops, runs, rounds, the
+# harness's sources) is not run again (the counts repeat: -icount), only
+# tabled; without --keep every configuration runs.
+#
+# FEATURE: hooks (no feature on: the hooks' own cost), pcp_high,
+# swap_slots, zswap_large, split_zero; default all. Each feature names the
+# operations it is about; "hooks" takes them all:
+#   mem      fault4k, allocfree (16384 ops per round)          pcp_high
+#   disk     pageout, swapin: 4K pages, swap on brd (RAM disk)  swap_slots
+#   zram     pageout, swapin: swap on zram (lz4)               swap_slots
+#   zswap    pageout, swapin: zswap (lz4, zsmalloc) on brd      swap_slots
+#   zswapthp thpout: a THP stored by zswap (32 per round)       zswap_large
+#   split    splitzero: a THP with 511 zero subpages split      split_zero
+#            by debugfs split_huge_pages (32 per round)
+#   cross    crosscpu: a page faulted in on one CPU and freed   pcp_high
+#            on the other: 2 vCPUs, so without -icount (counts
+#            follow host timing; zone->lock calls are the point)
+# The "on" column of a feature: pcp_high enabled=1; swap_slots enabled=1
+# cache_size=512; zswap_large enabled=1; split_zero enabled=1 mode=always.
+#
+# Runs (boots) per configuration: --runs (3), each --rounds (4) measured
+# rounds after one warm-up. Two configurations boot at a time (one host CPU
+# each; -icount makes the counts independent of host load). Reports:
+# build/icount/features/SET-CONFIG/ (run.sh's) and the tables in
+# build/icount/features/report.txt.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+here=$repo/tests/bench
+runs=3 rounds=4 configs=unpatched,unloaded,off,on keep=0
+features=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--runs) runs=$2; shift ;;
+	--rounds) rounds=$2; shift ;;
+	--configs) configs=$2; shift ;;
+	--keep) keep=1 ;;
+	-h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	hooks|pcp_high|swap_slots|zswap_large|split_zero) features+=("$1") ;;
+	*) echo "icount-features: unknown argument $1 (--help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+[ ${#features[@]} -gt 0 ] || features=(hooks pcp_high swap_slots zswap_large split_zero)
+
+log() { echo "icount-features: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# The kernels, and mmtune.ko built against bench-prod in a copy of module/
+# (module/ keeps the test kernel's objects).
+for k in prod unpatched; do
+	[ $k = prod ] || [[ ,$configs, == *,unpatched,* ]] || continue
+	[ -f "$repo/build/kernel-bench-$k/arch/x86/boot/bzImage" ] ||
+		die "no build/kernel-bench-$k (make kernel-bench)"
+done
+prod=$(readlink -f "$repo/build/kernel-bench-prod")
+unpatched=$(readlink -f "$repo/build/kernel-bench-unpatched" || true)
+out=$repo/build/icount/features
+mkdir -p "$out"
+moddir=$out/module-bench-prod
+rm -rf "$moddir"
+cp -r "$repo/module" "$moddir"
+make -s -C "$moddir" KDIR="$prod" module >"$out/module-build.log" 2>&1 ||
+	{ cat "$out/module-build.log" >&2; die "mmtune.ko does not build against $prod"; }
+
+# The sets wanted: a feature's own, "hooks" all of them.
+declare -A want=() feature_of=(
+	[mem]=pcp_high [disk]=swap_slots [zram]=swap_slots [zswap]=swap_slots
+	[zswapthp]=zswap_large [split]=split_zero [cross]=pcp_high)
+sets=(mem disk zram zswap zswapthp split cross)
+for f in "${features[@]}"; do
+	for s in "${sets[@]}"; do
+		[ "$f" = hooks ] || [ "${feature_of[$s]}" = "$f" ] && want[$s]=1
+	done
+done
+on_wanted() { local f; for f in "${features[@]}"; do [ "$f" = "${feature_of[$1]}" ] && return 0; done; return 1; }
+
+scripts=$out/scripts
+rm -rf "$scripts"
+mkdir -p "$scripts"
+cat >"$scripts/insmod.sh" <<'EOF'
+insmod /files/mmtune.ko
+EOF
+# Swap and debugfs, per set (prep: after the symbols are read).
+swap_disk='mkswap /dev/ram0 >/dev/null
+swapon /dev/ram0'
+declare -A prep=(
+	[mem]=':'
+	[disk]="$swap_disk"
+	[zram]='echo lz4 >/sys/block/zram0/comp_algorithm
+echo 512M >/sys/block/zram0/disksize
+mkswap /dev/zram0 >/dev/null
+swapon /dev/zram0'
+	[zswap]="$swap_disk
+echo 1 >/sys/module/zswap/parameters/enabled"
+	[zswapthp]="$swap_disk
+echo 1 >/sys/module/zswap/parameters/enabled"
+	[split]='mount -t debugfs debugfs /sys/kernel/debug'
+	[cross]=':')
+declare -A on=(
+	[pcp_high]='echo 1 >/sys/kernel/mm/mmtune/pcp_high/enabled'
+	[swap_slots]='echo 512 >/sys/kernel/mm/mmtune/swap_slots/cache_size
+echo 1 >/sys/kernel/mm/mmtune/swap_slots/enabled'
+	[zswap_large]='echo 1 >/sys/kernel/mm/mmtune/zswap_large/enabled'
+	[split_zero]='echo always >/sys/kernel/mm/mmtune/split_zero/mode
+echo 1 >/sys/kernel/mm/mmtune/split_zero/enabled')
+declare -A phases=([mem]='fault4k allocfree' [disk]='pageout swapin' [zram]='pageout swapin'
+	[zswap]='pageout swapin' [zswapthp]=thpout [split]=splitzero [cross]=crosscpu)
+declare -A ops=([mem]=16384 [disk]=4096 [zram]=4096 [zswap]=4096 [zswapthp]=32 [split]=32
+	[cross]=65536)
+# Functions counted by calls: zone->lock's takers (rmqueue_bulk,
+# free_pcppages_bulk, free_one_page, rmqueue_buddy), si->lock's
+# (get_swap_pages, the series' get_swap_pages_batch that the module's slot
+# cache refills with, swapcache_free_entries: each takes it once per swap
+# device, scan_swap_map_slots again after 256 slots), the zero checks
+# (memchr_inv) and compressions.
+calls=(rmqueue_bulk free_pcppages_bulk free_one_page rmqueue_buddy
+	get_swap_pages get_swap_pages_batch swapcache_free_entries memchr_inv
+	LZ4_compress_fast zs_malloc split_huge_page_to_list)
+
+# One job per set and configuration: "SET CONFIG".
+jobs=()
+for s in "${sets[@]}"; do
+	[ -n "${want[$s]:-}" ] || continue
+	for c in unpatched unloaded off on; do
+		[[ ,$configs, == *,$c,* ]] || continue
+		[ $c = on ] && ! on_wanted "$s" && continue
+		jobs+=("$s $c")
+		{
+			echo "${prep[$s]}"
+			[ $c = on ] && echo "${on[${feature_of[$s]}]}"
+			true
+		} >"$scripts/$s-$c.prep"
+	done
+done
+
+# job SET CONFIG: run.sh for it, its log in $out/SET-CONFIG.log.
+job() {
+	local s=$1 c=$2 args=() k=$prod stamp
+
+	case $c in
+	unpatched) args=(--kdir "$unpatched"); k=$unpatched ;;
+	unloaded) args=(--kdir "$prod") ;;
+	*) args=(--kdir "$prod" --setup "$scripts/insmod.sh" --file "$moddir/mmtune.ko") ;;
+	esac
+	stamp=$( {
+		echo "$s $c ${phases[$s]} ${ops[$s]} $runs $rounds ${calls[*]}"
+		cat "$k/arch/x86/boot/bzImage" "$scripts/$s-$c.prep" "$here"/icount/*.c "$here"/icount/init
+		[ "${args[2]:-}" != --setup ] || cat "$scripts/insmod.sh" "$moddir/mmtune.ko"
+	} | sha256sum | cut -c1-16)
+	if [ $keep -eq 1 ] && [ "$(cat "$out/$s-$c/inputs" 2>/dev/null)" = "$stamp" ]; then
+		log "$s $c kept (same inputs as $(date -r "$out/$s-$c/inputs" -u +%FT%TZ))"
+		return 0
+	fi
+	case $s in
+	disk|zswap|zswapthp) args+=(--append brd.rd_size=524288) ;;
+	cross) args+=(--smp 2) ;;
+	esac
+	for f in "${calls[@]}"; do args+=(--call "$f"); done
+	# shellcheck disable=SC2086
+	if ! "$repo/tests/bench/icount/run.sh" "${args[@]}" --prep "$scripts/$s-$c.prep" \
+		--label "features/$s-$c" --runs "$runs" --rounds "$rounds" --top 30 \
+		--ops "${ops[$s]}" ${phases[$s]} >"$out/$s-$c.log" 2>&1; then
+		log "$s $c failed: $(tail -n 3 "$out/$s-$c.log")"
+		return 1
+	fi
+	echo "$stamp" >"$out/$s-$c/inputs"
+	log "$s $c done"
+}
+
+start=$(date +%s)
+log "${#jobs[@]} configurations x $runs boots, two at a time"
+# The module's symbols first (one kallsyms boot, shared by off and on).
+first=()
+for j in "${jobs[@]}"; do case $j in *' off') read -ra first <<<"$j"; break ;; esac; done
+[ ${#first[@]} -eq 0 ] || (job "${first[@]}") || die "${first[*]} failed"
+rest=()
+for j in "${jobs[@]}"; do [ "$j" = "${first[*]:-}" ] || rest+=("$j"); done
+fail=0
+for j in "${rest[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || fail=1; done
+	# shellcheck disable=SC2086
+	job $j &
+done
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || fail=1; done
+[ $fail -eq 0 ] || die "a configuration failed (logs in $out)"
+log "all configurations in $(( $(date +%s) - start ))s"
+
+dirs=()
+for j in "${jobs[@]}"; do dirs+=("$out/${j/ /-}"); done
+{
+	echo "command: tests/bench/icount-features.sh --runs $runs --rounds $rounds --configs $configs$([ $keep -eq 0 ] || echo ' --keep') ${features[*]}"
+	for j in "${jobs[@]}"; do echo "${j/ /-}: run $(date -r "$out/${j/ /-}/inputs" -u +%FT%TZ), inputs $(cat "$out/${j/ /-}/inputs")"; done
+	echo "kernels: $(basename "$(dirname "$unpatched")") bench-unpatched, $(basename "$(dirname "$prod")") bench-prod"
+	python3 "$here/icount/features.py" "${dirs[@]}"
+} | tee "$out/report.txt"

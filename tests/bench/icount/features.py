@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The tables of tests/bench/icount-features.sh.
+
+    features.py DIR...    DIR: build/icount/features/SET-CONFIG, run.sh's
+                          report directories; CONFIG one of unpatched,
+                          unloaded, off, on
+
+Per set and phase, one row per configuration: mean kernel instructions per
+op over every round of every boot, the change against unpatched (and, for
+"on", against "off"), spin-lock calls per op, zone->lock and si->lock
+takers' calls per op, and the spread of the rounds. Then the kernel
+functions whose instructions per op changed most between configurations,
+and the figures of the issue's goals.
+"""
+import collections
+import glob
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import LOCKS, TRYLOCKS, parse, read_phases, spread  # noqa: E402
+
+CONFIGS = ("unpatched", "unloaded", "off", "on")
+ZONE_LOCK = ("rmqueue_bulk", "free_pcppages_bulk", "free_one_page",
+             "rmqueue_buddy")
+SI_LOCK = ("get_swap_pages", "get_swap_pages_batch", "swapcache_free_entries")
+FEATURE = {"mem": "pcp_high", "disk": "swap_slots", "zram": "swap_slots",
+           "zswap": "swap_slots", "zswapthp": "zswap_large",
+           "split": "split_zero", "cross": "pcp_high"}
+SETS = ("mem", "disk", "zram", "zswap", "zswapthp", "split", "cross")
+
+
+def load(d):
+    with open(os.path.join(d, "report.txt")) as f:
+        ops = int(re.search(r"(\d+) ops per round", f.read()).group(1))
+    runs = [parse(p) for p in sorted(glob.glob(os.path.join(d, "run-*.txt")))]
+    return ops, runs, read_phases(os.path.join(d, "work", "phases.txt"))
+
+
+class Col:
+    """One configuration's rounds of one phase."""
+
+    def __init__(self, ops, runs, pid):
+        self.ops = ops
+        self.runs = [[m for m in r if m["id"] == pid] for r in runs]
+        self.all = [m for r in self.runs for m in r]
+        self.n = len(self.all) * ops
+
+    def kernel(self):
+        return sum(m["kernel"] for m in self.all) / self.n
+
+    def calls(self, names):
+        return sum(m["calls"].get(x, 0) for m in self.all for x in names) / self.n
+
+    def funcs(self):
+        c = collections.Counter()
+        for m in self.all:
+            c.update(m["funcs"])
+        return {k: v / self.n for k, v in c.items()}
+
+    def spreads(self):
+        k = [[m["kernel"] for m in r] for r in self.runs if r]
+        every = [v for r in k for v in r]
+        means = [sum(r) / len(r) for r in k]
+        return spread(every), spread(means)
+
+
+def diff_funcs(a, b, n=4):
+    """The functions whose insns per op grew (or shrank) most from a to b."""
+    fa, fb = a.funcs(), b.funcs()
+    d = {f: fb.get(f, 0) - fa.get(f, 0) for f in set(fa) | set(fb)}
+    top = sorted(d.items(), key=lambda x: -abs(x[1]))[:n]
+    return ", ".join(f"{f} {v:+.1f}" for f, v in top if abs(v) >= 0.05)
+
+
+def main():
+    data = {}
+    for d in sys.argv[1:]:
+        s, c = os.path.basename(d.rstrip("/")).split("-", 1)
+        data.setdefault(s, {})[c] = load(d)
+    goals = []
+    for s in SETS:
+        if s not in data:
+            continue
+        cols = data[s]
+        phases = next(iter(cols.values()))[2]
+        for pid, name, what in phases:
+            row = {c: Col(cols[c][0], cols[c][1], pid) for c in CONFIGS if c in cols}
+            if not any(col.all for col in row.values()):
+                continue
+            row = {c: col for c, col in row.items() if col.all}
+            first = next(iter(row.values()))
+            print(f"\n== {s} / {name}: one op = {what}; {first.ops} ops x "
+                  f"{len(first.all)} rounds per configuration; 'on' = "
+                  f"{FEATURE[s]} on")
+            print(f"{'config':<10} {'kernel/op':>11} {'vs unpatched':>12} "
+                  f"{'vs off':>8} {'locks/op':>9} {'trylock/op':>10} "
+                  f"{'zone-lock/op':>12} {'si-lock/op':>10} "
+                  f"{'spread':>7} {'runs':>7}")
+            base = row["unpatched"].kernel() if "unpatched" in row else None
+            for c, col in row.items():
+                k = col.kernel()
+                vs_u = f"{(k / base - 1) * 100:+.3f}%" if base else "-"
+                vs_off = (f"{(k / row['off'].kernel() - 1) * 100:+.2f}%"
+                          if c == "on" and "off" in row else "")
+                sp_all, sp_means = col.spreads()
+                print(f"{c:<10} {k:>11.1f} {vs_u:>12} {vs_off:>8} "
+                      f"{col.calls(LOCKS):>9.3f} {col.calls(TRYLOCKS):>10.3f} "
+                      f"{col.calls(ZONE_LOCK):>12.4f} {col.calls(SI_LOCK):>10.4f} "
+                      f"{sp_all:>6.3f}% {sp_means:>6.3f}%")
+            for a, b in (("unpatched", "unloaded"), ("unloaded", "off"), ("off", "on")):
+                if a in row and b in row:
+                    print(f"  {a} -> {b}: {diff_funcs(row[a], row[b])}")
+            if base and s != "cross":
+                for c, lim in (("unloaded", 0.1), ("off", 0.3)):
+                    if c in row:
+                        v = (row[c].kernel() / base - 1) * 100
+                        goals.append((f"hooks {c} vs unpatched, {s}/{name}",
+                                      f"{v:+.3f}% (goal <= +{lim}%)", v <= lim))
+            if "on" in row and "off" in row:
+                on, off = row["on"], row["off"]
+                if s == "mem":
+                    v = (on.kernel() / off.kernel() - 1) * 100
+                    goals.append((f"pcp_high on vs off, {name}",
+                                  f"{v:+.2f}% (goal <= +1%)", v <= 1))
+                if s == "cross":
+                    for st in ("unpatched", "off"):
+                        if st in row and row[st].calls(ZONE_LOCK):
+                            r = on.calls(ZONE_LOCK) / row[st].calls(ZONE_LOCK)
+                            print(f"  zone->lock takers per 1000 allocations: on "
+                                  f"{on.calls(ZONE_LOCK) * 1000:.1f}, {st} "
+                                  f"{row[st].calls(ZONE_LOCK) * 1000:.1f}: {r:.2f}x")
+                            goals.append((f"pcp_high zone->lock per 1000 allocs, 2 vCPUs, vs {st}",
+                                          f"{r:.2f}x (goal <= 0.2x)", r <= 0.2))
+                if s == "split":
+                    f = on.funcs().get("memchr_inv", 0)
+                    calls = on.calls(("memchr_inv",))
+                    one = f / calls * 512 if calls else 0
+                    extra = on.kernel() - off.kernel()
+                    print(f"  memchr_inv: {calls:.1f} calls, {f:.0f} insns per "
+                          f"split; one pass over 512 subpages ~ {one:.0f}; "
+                          f"split_zero adds {extra:.0f} per split = "
+                          f"{extra / one if one else 0:.2f} passes")
+                    goals.append(("split_zero cost per split in memchr_inv passes",
+                                  f"{extra / one if one else 0:.2f}x (goal <= 1.1x)",
+                                  one and extra / one <= 1.1))
+                if s == "zswapthp":
+                    fn = on.funcs()
+                    comp = sum(v for k, v in fn.items() if k.startswith("LZ4_"))
+                    # LZ4_compress_fast_extState() starts with
+                    # LZ4_resetStream(): a memset of its 16 KiB state, rep
+                    # stosq, 2052 counted iterations per 4K page; zswap's
+                    # store calls no other memset.
+                    mset = fn.get("__memset", 0)
+                    share = comp / on.kernel() * 100
+                    share_m = (comp + mset) / on.kernel() * 100
+                    print(f"  compressor: LZ4_* {comp:.0f} + its state reset "
+                          f"(__memset) {mset:.0f} of {on.kernel():.0f} kernel "
+                          f"insns per THP: {share:.1f}% ({share_m:.1f}% with "
+                          f"the reset); per 4K stored {on.kernel() / 512:.1f}")
+                    goals.append(("zswap_large: compressor share of a THP store (LZ4_* + its memset)",
+                                  f"{share_m:.1f}% ({share:.1f}% without the memset; goal >= 75%)",
+                                  share_m >= 75))
+                    if "zswap" in data:
+                        for c4 in ("off", "unloaded"):
+                            if c4 not in data["zswap"]:
+                                continue
+                            z = data["zswap"][c4]
+                            pp = [p for p in z[2] if p[1] == "pageout"]
+                            if not pp:
+                                continue
+                            zc = Col(z[0], z[1], pp[0][0])
+                            four, v = zc.kernel(), on.kernel() / 512
+                            zf = zc.funcs()
+                            comp4 = (sum(x for k, x in zf.items() if k.startswith("LZ4_"))
+                                     + zf.get("__memset", 0))
+                            print(f"  per 4K page: whole THP {v:.0f} kernel insns, of which "
+                                  f"the compressor {(comp + mset) / 512:.0f} and the rest "
+                                  f"{v - (comp + mset) / 512:.0f}; 4K zswap pageout ({c4}) "
+                                  f"{four:.0f}, compressor {comp4:.0f}, the rest {four - comp4:.0f}")
+                            goals.append((f"zswap_large: per 4K of a whole THP vs 4K zswap pageout ({c4})",
+                                          f"{v:.0f} vs {four:.0f} (goal: fewer)", v < four))
+                            break
+                if s in ("disk", "zram", "zswap") and name == "pageout":
+                    for c in ("off", "on"):
+                        print(f"  si-lock takers per slot ({c}): "
+                              f"{row[c].calls(SI_LOCK):.4f} (goal on: <= {1 / 256:.4f})")
+                    goals.append((f"swap_slots si-lock takers per slot, {s}",
+                                  f"{on.calls(SI_LOCK):.4f} (goal <= 0.0039)",
+                                  on.calls(SI_LOCK) <= 1 / 256))
+                    goals.append((f"swap_slots kernel/op vs stock cache, {s}/pageout",
+                                  f"{on.kernel():.0f} vs {off.kernel():.0f} (goal: not higher)",
+                                  on.kernel() <= off.kernel()))
+    if goals:
+        print("\n== goals (issue 15, point 4)")
+        for what, val, ok in goals:
+            print(f"  {'met    ' if ok else 'NOT MET'}  {what}: {val}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
