@@ -2,12 +2,12 @@
 /*
  * Zero subpages dropped on THP split (feature group split_zero).
  *
- * Behind the kernel's split_zero_mark hook, a THP being split has its
- * all-zero subpages marked; the kernel re-checks each mark, maps the shared
- * zero page instead of them and frees them, so reclaim does not write them
- * to swap and migration does not copy them. mode "reclaim-only" looks at
- * splits done by reclaim, "always" at every split (reclaim, migration,
- * others). On a swap device with THP clusters reclaim only splits when the
+ * Behind the kernel's split_zero_scan hook, the module decides whether a
+ * THP being split is looked at; the kernel then reads each subpage once,
+ * maps the shared zero page instead of the all-zero ones and frees them,
+ * so reclaim does not write them to swap and migration does not copy
+ * them. mode "reclaim-only" looks at splits done by reclaim, "always" at
+ * every split (reclaim, migration, others). On a swap device with THP clusters reclaim only splits when the
  * thp_swap feature asks it to.
  *
  * Knobs and counters: /sys/kernel/mm/mmtune/split_zero/, documented in
@@ -31,37 +31,23 @@ static DEFINE_PER_CPU(struct split_zero_stats, split_zero_stats);
 static atomic_long_t dropped_by_reclaim;
 
 /*
- * The split_zero_mark hook. Context: __split_huge_page(), anon_vma locked
+ * The split_zero_scan hook. Context: __split_huge_page(), anon_vma locked
  * for write, every subpage locked and unmapped; SRCU read section.
  */
-static int split_zero_mark(struct page *page, unsigned int nr,
-			   enum mmtune_split_reason reason, unsigned long *zero)
+static int split_zero_scan(enum mmtune_split_reason reason, unsigned int nr)
 {
-	unsigned int i, scanned = 0, marked = 0;
-
-	if (!split_zero_wanted(READ_ONCE(mode),
-			       reason == MMTUNE_SPLIT_RECLAIM))
-		return 0;
-
-	for (i = 0; i < nr; i++) {
-		if (PageHWPoison(page + i))
-			continue;
-		scanned++;
-		if (mmtune_page_is_zero(page + i)) {
-			__set_bit(i, zero);
-			marked++;
-		}
-	}
-	this_cpu_inc(split_zero_stats.splits_scanned);
-	this_cpu_add(split_zero_stats.subpages_scanned, scanned);
-	this_cpu_add(split_zero_stats.subpages_zero, marked);
-	return marked;
+	return split_zero_wanted(READ_ONCE(mode),
+				 reason == MMTUNE_SPLIT_RECLAIM);
 }
 
-/* The split_zero_done hook: same context as split_zero_mark. */
+/* The split_zero_done hook: same context as split_zero_scan. */
 static void split_zero_done(enum mmtune_split_reason reason,
+			    unsigned int scanned, unsigned int zero,
 			    unsigned int ptes, unsigned int unmapped)
 {
+	this_cpu_inc(split_zero_stats.splits_scanned);
+	this_cpu_add(split_zero_stats.subpages_scanned, scanned);
+	this_cpu_add(split_zero_stats.subpages_zero, zero);
 	this_cpu_add(split_zero_stats.zero_ptes_mapped, ptes);
 	this_cpu_add(split_zero_stats.subpages_dropped, unmapped);
 	/* Reclaim frees these instead of writing them to swap. */
@@ -97,7 +83,7 @@ static struct attribute *split_zero_attrs[] = {
 };
 
 static const struct mmtune_ops split_zero_hooks = {
-	.split_zero_mark	= split_zero_mark,
+	.split_zero_scan	= split_zero_scan,
 	.split_zero_done	= split_zero_done,
 };
 

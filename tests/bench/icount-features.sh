@@ -16,8 +16,8 @@
 # harness's sources) is not run again (the counts repeat: -icount), only
 # tabled; without --keep every configuration runs.
 #
-# FEATURE: hooks (no feature on: the hooks' own cost), pcp_high,
-# swap_slots, zswap_large, split_zero; default all. Each feature names the
+# FEATURE: hooks (no feature on: the hooks' own cost) or a feature group
+# of sysfs-docs/knobs.tsv; default all. Each feature names the
 # operations it is about; "hooks" takes them all:
 #   mem      fault4k, allocfree (16384 ops per round)          pcp_high
 #   disk     pageout, swapin: 4K pages, swap on brd (RAM disk)  swap_slots
@@ -26,11 +26,15 @@
 #   zswapthp thpout: a THP stored by zswap (32 per round)       zswap_large
 #   split    splitzero: a THP with 511 zero subpages split      split_zero
 #            by debugfs split_huge_pages (32 per round)
+#   thpsparse sparseout: a THP with 16 data subpages swapped    thp_swap
+#            out to brd (32 per round)
 #   cross    crosscpu: a page faulted in on one CPU and freed   pcp_high
 #            on the other: 2 vCPUs, so without -icount (counts
 #            follow host timing; zone->lock calls are the point)
 # The "on" column of a feature: pcp_high enabled=1; swap_slots enabled=1
-# cache_size=512; zswap_large enabled=1; split_zero enabled=1 mode=always.
+# cache_size=512; zswap_large enabled=1; split_zero enabled=1 mode=always;
+# thp_swap enabled=1 (policy adaptive) with split_zero enabled=1 (mode
+# reclaim-only), the pair that keeps zero subpages out of swap.
 #
 # Runs (boots) per configuration: --runs (3), each --rounds (4) measured
 # rounds after one warm-up. Two configurations boot at a time (one host CPU
@@ -50,12 +54,19 @@ while [ $# -gt 0 ]; do
 	--configs) configs=$2; shift ;;
 	--keep) keep=1 ;;
 	-h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	hooks|pcp_high|swap_slots|zswap_large|split_zero) features+=("$1") ;;
-	*) echo "icount-features: unknown argument $1 (--help)" >&2; exit 2 ;;
+	-*) echo "icount-features: unknown argument $1 (--help)" >&2; exit 2 ;;
+	*) features+=("$1") ;;
 	esac
 	shift
 done
-[ ${#features[@]} -gt 0 ] || features=(hooks pcp_high swap_slots zswap_large split_zero)
+# The feature groups, in the order of the knob table.
+mapfile -t groups < <(awk -F'\t' '$1 != "." && $1 !~ /^#/ && $2 == "enabled" { print $1 }' \
+	"$repo/sysfs-docs/knobs.tsv")
+for f in "${features[@]}"; do
+	[[ " hooks ${groups[*]} " == *" $f "* ]] ||
+		{ echo "icount-features: no feature $f (hooks ${groups[*]})" >&2; exit 2; }
+done
+[ ${#features[@]} -gt 0 ] || features=(hooks "${groups[@]}")
 
 log() { echo "icount-features: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -80,8 +91,12 @@ make -s -C "$moddir" KDIR="$prod" module >"$out/module-build.log" 2>&1 ||
 # The sets wanted: a feature's own, "hooks" all of them.
 declare -A want=() feature_of=(
 	[mem]=pcp_high [disk]=swap_slots [zram]=swap_slots [zswap]=swap_slots
-	[zswapthp]=zswap_large [split]=split_zero [cross]=pcp_high)
-sets=(mem disk zram zswap zswapthp split cross)
+	[zswapthp]=zswap_large [split]=split_zero [cross]=pcp_high
+	[thpsparse]=thp_swap)
+sets=(mem disk zram zswap zswapthp split cross thpsparse)
+for f in "${groups[@]}"; do
+	[[ " ${feature_of[*]} " == *" $f "* ]] || die "feature $f has no operation set here: add one"
+done
 for f in "${features[@]}"; do
 	for s in "${sets[@]}"; do
 		[ "$f" = hooks ] || [ "${feature_of[$s]}" = "$f" ] && want[$s]=1
@@ -110,18 +125,22 @@ echo 1 >/sys/module/zswap/parameters/enabled"
 	[zswapthp]="$swap_disk
 echo 1 >/sys/module/zswap/parameters/enabled"
 	[split]='mount -t debugfs debugfs /sys/kernel/debug'
-	[cross]=':')
+	[cross]=':'
+	[thpsparse]="$swap_disk")
 declare -A on=(
 	[pcp_high]='echo 1 >/sys/kernel/mm/mmtune/pcp_high/enabled'
 	[swap_slots]='echo 512 >/sys/kernel/mm/mmtune/swap_slots/cache_size
 echo 1 >/sys/kernel/mm/mmtune/swap_slots/enabled'
 	[zswap_large]='echo 1 >/sys/kernel/mm/mmtune/zswap_large/enabled'
 	[split_zero]='echo always >/sys/kernel/mm/mmtune/split_zero/mode
+echo 1 >/sys/kernel/mm/mmtune/split_zero/enabled'
+	[thp_swap]='echo 1 >/sys/kernel/mm/mmtune/thp_swap/enabled
 echo 1 >/sys/kernel/mm/mmtune/split_zero/enabled')
 declare -A phases=([mem]='fault4k allocfree' [disk]='pageout swapin' [zram]='pageout swapin'
-	[zswap]='pageout swapin' [zswapthp]=thpout [split]=splitzero [cross]=crosscpu)
+	[zswap]='pageout swapin' [zswapthp]=thpout [split]=splitzero [cross]=crosscpu
+	[thpsparse]=sparseout)
 declare -A ops=([mem]=16384 [disk]=4096 [zram]=4096 [zswap]=4096 [zswapthp]=32 [split]=32
-	[cross]=65536)
+	[cross]=65536 [thpsparse]=32)
 # Functions counted by calls: zone->lock's takers (rmqueue_bulk,
 # free_pcppages_bulk, free_one_page, rmqueue_buddy), si->lock's
 # (get_swap_pages, the series' get_swap_pages_batch that the module's slot
@@ -167,7 +186,7 @@ job() {
 		return 0
 	fi
 	case $s in
-	disk|zswap|zswapthp) args+=(--append brd.rd_size=524288) ;;
+	disk|zswap|zswapthp|thpsparse) args+=(--append brd.rd_size=524288) ;;
 	cross) args+=(--smp 2) ;;
 	esac
 	for f in "${calls[@]}"; do args+=(--call "$f"); done

@@ -28,8 +28,12 @@ ZONE_LOCK = ("rmqueue_bulk", "free_pcppages_bulk", "free_one_page",
 SI_LOCK = ("get_swap_pages", "get_swap_pages_batch", "swapcache_free_entries")
 FEATURE = {"mem": "pcp_high", "disk": "swap_slots", "zram": "swap_slots",
            "zswap": "swap_slots", "zswapthp": "zswap_large",
-           "split": "split_zero", "cross": "pcp_high"}
-SETS = ("mem", "disk", "zram", "zswap", "zswapthp", "split", "cross")
+           "split": "split_zero", "cross": "pcp_high",
+           "thpsparse": "thp_swap"}
+SETS = ("mem", "disk", "zram", "zswap", "zswapthp", "split", "cross",
+        "thpsparse")
+# What 'on' means where it is more than the set's feature alone.
+ON = {"thpsparse": "thp_swap and split_zero on"}
 
 
 def load(d):
@@ -94,7 +98,7 @@ def main():
             first = next(iter(row.values()))
             print(f"\n== {s} / {name}: one op = {what}; {first.ops} ops x "
                   f"{len(first.all)} rounds per configuration; 'on' = "
-                  f"{FEATURE[s]} on")
+                  f"{ON.get(s, FEATURE[s] + ' on')}")
             print(f"{'config':<10} {'kernel/op':>11} {'vs unpatched':>12} "
                   f"{'vs off':>8} {'locks/op':>9} {'trylock/op':>10} "
                   f"{'zone-lock/op':>12} {'si-lock/op':>10} "

@@ -322,6 +322,43 @@ static void thpout_teardown(struct ctx *c)
 	unmap_thps(c);
 }
 
+/* sparseout: one op = one THP of which only the first SPARSE_DATA
+ * subpages hold data (2:1), the rest zero, written to swap by
+ * MADV_PAGEOUT: stock 6.1 writes all 512 subpages; mmtune's thp_swap
+ * splits it first and split_zero then drops the zero subpages
+ */
+#define SPARSE_DATA	16
+
+static void sparseout_setup(struct ctx *c)
+{
+	long i;
+
+	map_thps(c);
+	for (i = 0; i < c->ops; i++)
+		fill(c->buf + i * THP, SPARSE_DATA);
+	check_thps(c, "sparseout");
+}
+
+/* The data subpages must be out; zero subpages may be zero-page mapped. */
+static void sparseout_teardown(struct ctx *c)
+{
+	unsigned char vec[SPARSE_DATA];
+	long i, j, left = 0;
+
+	for (i = 0; i < c->ops; i++) {
+		if (mincore(c->buf + i * THP, SPARSE_DATA * PAGE, vec))
+			die("mincore");
+		for (j = 0; j < SPARSE_DATA; j++)
+			left += vec[j] & 1;
+	}
+	if (left > c->ops * SPARSE_DATA / 100) {
+		fprintf(stderr, "icount-work: sparseout: %ld of %ld data pages still resident (swap on?)\n",
+			left, c->ops * SPARSE_DATA);
+		exit(1);
+	}
+	unmap_thps(c);
+}
+
 /* splitzero: one op = split_huge_page() of a THP whose first byte only is
  * not zero (511 of 512 subpages zero), through debugfs's split_huge_pages
  * ("PID,START,END": it walks the range's 512 addresses and splits the THP
@@ -494,6 +531,8 @@ static const struct phase phases[] = {
 	  splitzero_setup, splitzero_run, splitzero_teardown },
 	{ 9, "crosscpu", "page faulted in on CPU 0, freed on CPU 1 (needs --smp 2)",
 	  crosscpu_setup, crosscpu_run, crosscpu_teardown },
+	{ 10, "sparseout", "swap-out of a THP with 16 data subpages, 496 zero (MADV_PAGEOUT)",
+	  sparseout_setup, thpout_run, sparseout_teardown },
 };
 
 #define NPHASES ARRAY_SIZE(phases)

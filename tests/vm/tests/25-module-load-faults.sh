@@ -2,17 +2,23 @@
 # next plain load works. fail-nth (/proc/thread-self/fail-nth, written by
 # modload right before its one finit_module() call): the Nth allocation
 # that failslab or fail_page_alloc sees in the loading task fails, whatever
-# its GFP flags and order, for N = 1, 2, 3, ... until the load makes fewer
-# than N of them. That covers the module loader (reading the file, layout,
-# per-CPU sections, /sys/module), the hook core's registration, the
-# features' per-CPU slot caches and CPU hotplug state, and every sysfs
-# directory and file of /sys/kernel/mm/mmtune. A load may also survive a
-# failure (kvmalloc falls back to vmalloc, a debugfs file is optional):
-# then it must work and unload. After every failed load: not in
-# /proc/modules nor /sys/module, no /sys/kernel/mm/mmtune, the hook core
-# unregistered with every static key off (assert_hooks_idle), no CPU
-# hotplug state or debugfs file of mmtune; after every 8th refusal and at
-# the end a plain insmod works and rmmod too. At the end kmemleak (debug kernel) finds nothing new.
+# its GFP flags and order. A load makes K such allocations: first the
+# module loader's (reading the file page by page, layout, per-CPU
+# sections, /sys/module: stock code, hundreds of page allocations on the
+# debug kernel), then mmtune's init (the hook core's registration, the
+# features' per-CPU slot caches and CPU hotplug state, every sysfs
+# directory and file of /sys/kernel/mm/mmtune) and the loader's end.
+# Every N from just before mmtune's registration to K is injected; before
+# it, every 8th (and the first 8): one injected load costs seconds on the
+# debug kernel, and all of the loader's would not fit the time limit. The
+# boundary is found by bisection: the smallest N whose load logs
+# "mmtune registered". A load may also survive a failure (kvmalloc falls
+# back to vmalloc, a debugfs file is optional): then it must work and
+# unload. After every failed load: not in /proc/modules nor /sys/module,
+# no /sys/kernel/mm/mmtune, the hook core unregistered with every static
+# key off (assert_hooks_idle), no CPU hotplug state or debugfs file of
+# mmtune; after every 8th refusal and at the end a plain insmod works and
+# rmmod too. At the end kmemleak (debug kernel) finds nothing new.
 # Debug kernel only ("make check-debug"); skips on a kernel without fault
 # injection.
 # timeout: 1800
@@ -52,23 +58,51 @@ echo N >$FAIL_PAGE_ALLOC/ignore-gfp-highmem
 echo 0 >$FAIL_PAGE_ALLOC/min-order
 kmemleak_begin
 
-refused=0 survived=0 n=0 errors=
+# inject N: one load with the Nth allocation failing; sets rc and leaves
+# modload's output in /tmp/ml.out.
+inject() {
+	if modload --fail-nth "$1" "$MMTUNE_KO" >/tmp/ml.out 2>&1; then rc=0; else rc=$?; fi
+	grep -Eq '^fail-nth: (injected|not reached)' /tmp/ml.out || { cat /tmp/ml.out; fail "N=$1: modload"; }
+}
+
 start=$(cut -d' ' -f1 /proc/uptime)
 fault_quiet_begin
-while :; do
-	n=$((n + 1))
-	[ $n -le 5000 ] || fail "still injecting at N=$n: the loop does not end"
-	if modload --fail-nth $n "$MMTUNE_KO" >/tmp/ml.out 2>&1; then rc=0; else rc=$?; fi
-	grep -Eq '^fail-nth: (injected|not reached)' /tmp/ml.out || { cat /tmp/ml.out; fail "N=$n: modload"; }
+# K: a load with no failure reached.
+inject 1000000
+grep -q '^fail-nth: not reached' /tmp/ml.out && [ $rc -eq 0 ] || { cat /tmp/ml.out; fail "a load of fewer than 1000000 allocations"; }
+points=$(sed -n 's/^fail-nth: not reached (\([0-9]*\) calls)/\1/p' /tmp/ml.out)
+rmmod mmtune || fail "rmmod after the counting load"
+assert_ge "$points" 20 "injection points of one load"
+
+# reached N: did the load with the Nth allocation failing get as far as
+# mmtune's registration? false for every N before the boundary, true after.
+reached() {
+	echo "mmtune-test: 25: probe $1" >/dev/kmsg
+	inject "$1"
+	[ $rc -ne 0 ] || rmmod mmtune || fail "N=$1: rmmod after a probe that loaded"
+	dmesg | sed -n "/mmtune-test: 25: probe $1\$/,\$p" | grep -q 'mmtune_hooks: mmtune registered'
+}
+lo=1 hi=$points
+while [ $lo -lt $hi ]; do
+	mid=$(( (lo + hi) / 2 ))
+	if reached $mid; then hi=$mid; else lo=$((mid + 1)); fi
+done
+reg=$lo
+# A few before it: whatever the loader does right before init.
+from=$(( reg > 16 ? reg - 16 : 1 ))
+nothing_left bisection
+
+refused=0 survived=0 injected=0 errors=
+for n in $(seq 1 "$points"); do
+	[ $n -ge $from ] || [ $n -le 8 ] || [ $((n % 8)) -eq 0 ] || continue
+	inject $n
 	if grep -q '^fail-nth: not reached' /tmp/ml.out; then
-		# Fewer than N allocations: the load ran free and must work.
+		# This load made fewer allocations than the counting one.
 		[ $rc -eq 0 ] || { cat /tmp/ml.out; fail "N=$n: load without an injected failure refused"; }
-		points=$((n - 1))
-		calls=$(sed -n 's/^fail-nth: not reached (\([0-9]*\) calls)/\1/p' /tmp/ml.out)
-		[ "$(hooks_state registered)" = mmtune ] || fail "N=$n: not registered after the clean load"
-		rmmod mmtune || fail "rmmod after the clean load"
+		rmmod mmtune || fail "N=$n: rmmod after a load without an injected failure"
 		break
 	fi
+	injected=$((injected + 1))
 	if [ $rc -eq 0 ]; then
 		# The failure had a fallback: the module must work as loaded.
 		survived=$((survived + 1))
@@ -87,16 +121,16 @@ while :; do
 	# debug kernel), and after the last one below.
 	[ $((refused % 8)) -eq 0 ] && plain_load $n
 	# Progress on the console, which shows only errors meanwhile.
-	[ $((n % 50)) -eq 0 ] && echo "<3>mmtune-test: 25: fail-nth $n, $refused refused, $survived survived" >/dev/kmsg
+	[ $((injected % 50)) -eq 0 ] && echo "<3>mmtune-test: 25: fail-nth $n of $points, $refused refused, $survived survived" >/dev/kmsg
 done
 fault_quiet_end
 fault_check_log
 fault_reset
 end=$(cut -d' ' -f1 /proc/uptime)
-info "injection points: $points (allocations of one load, of $calls calls that reached fault injection); $refused loads refused ($(echo $errors)), $survived survived their failure; $(awk "BEGIN { printf \"%.0f\", $end - $start }") s"
-assert_ge "$points" 20 "injection points of one load"
+info "$points allocations per load, mmtune registers after the first $((reg - 1)); injected $injected: every one from N=$from, every 8th before; $refused loads refused ($(echo $errors)), $survived survived their failure; $(awk "BEGIN { printf \"%.0f\", $end - $start }") s"
 assert_ge "$refused" 1 "loads refused"
-assert_eq "$((refused + survived))" "$points" "injected loads (refused + survived)"
+assert_ge "$((points - reg))" 1 "allocations at or after mmtune's registration"
+assert_eq "$((refused + survived))" "$injected" "injected loads (refused + survived)"
 
 # The plain load after the last refusal, then one with every feature switched on and off: the module
 # loaded after all that works in full.
@@ -109,4 +143,4 @@ for f in $FEATURES; do
 done
 unload_mmtune
 assert_hooks_idle
-kmemleak_check "$points failed loads"
+kmemleak_check "$injected injected loads"
