@@ -2,6 +2,7 @@
 # Build the mmtune and mmtune-dkms packages (.deb and/or .rpm) from this tree.
 #
 #   packaging/build.sh [deb] [rpm]        (default: both)
+#   packaging/build.sh --sources          the top-level paths it packages
 #
 # Stages the sources the packages need under build/packaging/stage/ (only
 # files git tracks or would track: no build litter, no hidden files), adds
@@ -14,6 +15,12 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# What the source packages are made of; tests copy the same list.
+sources=(README.md module packaging systemd sysfs-docs)
+if [ "${1:-}" = --sources ]; then
+	echo "${sources[@]}"
+	exit 0
+fi
 out=$repo/build/packaging/out
 stage_root=$repo/build/packaging/stage
 want=()
@@ -49,7 +56,7 @@ list_files() {
 		(cd "$repo" && find "$@" -type f)
 	fi
 }
-list_files README.md module packaging systemd sysfs-docs |
+list_files "${sources[@]}" |
 	grep -vE '(^|/)\.|(^|/)__pycache__/|\.(o|ko|mod|mod\.c|pyc|cmd)$|(^|/)(modules\.order|Module\.symvers)$' |
 	while read -r f; do
 		[ -f "$repo/$f" ] || continue	# deleted but still in the index

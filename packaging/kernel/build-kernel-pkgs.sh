@@ -207,9 +207,11 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ]; then
 	# plain "gcc": ccache's masquerade directory keeps that warm. The
 	# BuildRequires name Fedora packages that Debian's rpm database cannot
 	# know, hence --nodeps. gzip payload: xz of kernel-devel costs minutes.
+	# --noclean keeps BUILD/ (rpm 4.18 removes it after a build): its
+	# kernel tree signs mmtune-modules below.
 	export CCACHE_BASEDIR=$top/BUILD
 	if ! PATH=/usr/lib/ccache:$PATH make -C "$tree" -j"$jobs" \
-		RPMOPTS="--define '_topdir $top' --nodeps --define '_binary_payload w6.gzdio'" \
+		RPMOPTS="--define '_topdir $top' --nodeps --noclean --define '_binary_payload w6.gzdio'" \
 		rpm-pkg >"$out/rpm.log" 2>&1; then
 		tail -n 40 "$out/rpm.log" >&2
 		die "rpm-pkg failed; full log: $out/rpm.log"

@@ -473,7 +473,8 @@ stock_apt_checks() {
 	# Outside this git tree: build.sh would take its file list from git.
 	local bsrc
 	bsrc=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-bump.XXXXXX")
-	(git ls-files -co --exclude-standard -- README.md module packaging systemd 2>/dev/null |
+	# shellcheck disable=SC2046 # a list of paths without spaces
+	(git ls-files -co --exclude-standard -- $(packaging/build.sh --sources) 2>/dev/null |
 		tar -cf - -T - --ignore-failed-read) | tar -xf - -C "$bsrc"
 	sed -i "s/^#define MMTUNE_VERSION .*/#define MMTUNE_VERSION \"$bump\"/" "$bsrc/module/version.h"
 	if ! (cd "$bsrc" && packaging/build.sh deb) >"$pk_logs/apt-bump-build.log" 2>&1; then
@@ -652,8 +653,13 @@ module_pkg_checks() {
 	local rel deb rpm keyargs=() signer_want tmp rc=0 msg
 	tree=${MMTUNE_MODULES_TREE:-}
 	if [ -z "$tree" ]; then
-		tree=$(ls -td "$cache"/kernels/*/linux 2>/dev/null | while read -r d; do
-			[ -f "$d/Module.symvers" ] && [ -f "$d/.config" ] && { echo "$d"; break; }; done)
+		# The test kernel that make kernel linked, else the newest cached
+		# tree with the hooks (bench-unpatched has none).
+		tree=$( (readlink -f build/kernel 2>/dev/null; ls -td "$cache"/kernels/*/linux 2>/dev/null) |
+			while read -r d; do
+				[ -f "$d/Module.symvers" ] && grep -qx 'CONFIG_MMTUNE_HOOKS=y' "$d/.config" 2>/dev/null &&
+					{ echo "$d"; break; }
+			done)
 	fi
 	if [ -z "$tree" ]; then
 		skip "mmtune-modules packages" "no built kernel tree (make kernel, or MMTUNE_MODULES_TREE)"
