@@ -654,10 +654,12 @@ module_pkg_checks() {
 	tree=${MMTUNE_MODULES_TREE:-}
 	if [ -z "$tree" ]; then
 		# The test kernel that make kernel linked, else the newest cached
-		# tree with the hooks (bench-unpatched has none).
+		# test kernel (the bench kernels are no test: bench-unpatched has
+		# no hooks).
 		tree=$( (readlink -f build/kernel 2>/dev/null; ls -td "$cache"/kernels/*/linux 2>/dev/null) |
 			while read -r d; do
 				[ -f "$d/Module.symvers" ] && grep -qx 'CONFIG_MMTUNE_HOOKS=y' "$d/.config" 2>/dev/null &&
+					grep -q -- '-mmtune-test$' "$d/include/config/kernel.release" 2>/dev/null &&
 					{ echo "$d"; break; }
 			done)
 	fi
