@@ -712,8 +712,11 @@ module_pkg_checks() {
 	done
 	check "mmtune-modules .deb: Depends on linux-image-$rel, Provides mmtune-modules" \
 		bash -c "dpkg-deb -f '$deb' Depends | grep -q 'linux-image-$rel' && dpkg-deb -f '$deb' Provides | grep -qx mmtune-modules"
-	check "mmtune-modules .rpm: Requires kernel-$rel or kernel-uname-r = $rel, Provides mmtune-modules" \
-		bash -c "rpm -qp --requires '$rpm' | grep -qF '(kernel-$rel or kernel-uname-r = $rel)' && rpm -qp --provides '$rpm' | grep -q '^mmtune-modules = '"
+	# kernel-uname-r = REL only where rpm can parse REL as a version (one '-').
+	local req="(kernel-$rel or kernel-uname-r = $rel)"
+	[ "$(tr -cd - <<<"$rel" | wc -c)" -le 1 ] || req="kernel-$rel"
+	check "mmtune-modules .rpm: Requires $req, Provides mmtune-modules" \
+		bash -c "rpm -qp --requires '$rpm' | grep -qxF '$req' && rpm -qp --provides '$rpm' | grep -q '^mmtune-modules = '"
 	check "lintian: mmtune-modules .deb has no error" bash -c "! lintian '$deb' 2>&1 | grep -v 'root privileges' | tee /dev/stderr | grep -q '^E: '"
 	rm -rf "$tmp"
 
