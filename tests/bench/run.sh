@@ -2,7 +2,10 @@
 # Run one benchmark in the test VM and keep its report.
 #
 #   tests/bench/run.sh NAME     NAME.sh in this directory is the guest side
-#                               (lib-bench.sh holds what they share)
+#                               (lib-bench.sh holds what they share); when
+#                               NAME is a feature group (pcp-high for
+#                               pcp_high), the feature's instruction-count
+#                               tables follow the wall-clock report
 #   tests/bench/run.sh icount [FEATURE...]
 #                               exact kernel instructions and lock calls per
 #                               operation, per feature, on the bench kernels
@@ -47,4 +50,16 @@ if grep -q '^# host-compressors: yes' "$script"; then
 		echo "host (native, same bytes, 4K blocks): lz4 -b1 $lz4 MB/s, zstd -b1 $zstd MB/s"
 		[ -n "$guest_lz4" ] && awk -v h="$lz4" -v g="$guest_lz4" 'BEGIN { printf "the guest compresses %.1fx slower than the host; the disk throttle is not slowed down\n", h / g }'
 	} | tee -a "$report"
+fi
+
+# The same feature's exact counts (tests/bench/icount-features.sh):
+# kernel instructions and lock calls per operation, unpatched / unloaded /
+# off / on, the primary figures; the wall-clock ratios above are the
+# secondary ones. Configurations whose inputs did not change are kept.
+feature=${name//-/_}
+if awk -F'\t' -v f="$feature" '$1 == f && $2 == "enabled" { found = 1 } END { exit !found }' \
+	"$repo/sysfs-docs/knobs.tsv"; then
+	echo "== instruction counts: tests/bench/icount-features.sh --keep $feature" | tee -a "$report"
+	make -s -C "$repo" kernel-bench
+	"$repo/tests/bench/icount-features.sh" --keep "$feature" | tee -a "$report"
 fi
