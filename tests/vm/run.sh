@@ -239,8 +239,10 @@ if [ $want_selftests = 1 ] && [ -f "$kdir/tools/testing/selftests/vm/Makefile" ]
 fi
 cp "$mmtune_ko" "$root/mmtune/mmtune.ko"
 [ -f "$probe_ko" ] && cp "$probe_ko" "$root/mmtune/"
-# The other test modules (swapcache_pin.ko: test 36), when built.
-for ko in "$repo"/tests/kmod/*.ko; do
+# The other test modules (swapcache_pin.ko: test 36), when built: from
+# the probe's directory, built against the same kernel (check-debug.sh
+# builds them for the debug kernel in its own directory).
+for ko in "$(dirname "$probe_ko")"/*.ko; do
 	if [ -f "$ko" ] && [ "$(basename "$ko")" != mmtune_probe.ko ]; then
 		cp "$ko" "$root/mmtune/"
 	fi

@@ -49,7 +49,10 @@ FAULT_REPORT_RE='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|possi
 # marker starts the part of the kernel log fault_check_log scans.
 # fault_quiet_end restores the console (so does the runner's cleanup).
 fault_quiet_begin() {
-	_fault_mark=$((_fault_mark + 1))
+	# Unique in the whole boot (uptime and this test's PID): each test
+	# counted from 1, and an earlier test's marker widened the scan to
+	# its reports.
+	_fault_mark="$(cut -d' ' -f1 /proc/uptime)-$$"
 	echo "mmtune-test: fault injection $_fault_mark begins" >/dev/kmsg
 	echo 4 >/proc/sys/kernel/printk
 }
