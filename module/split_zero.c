@@ -7,8 +7,8 @@
  * maps the shared zero page instead of the all-zero ones and frees them,
  * so reclaim does not write them to swap and migration does not copy
  * them. mode "reclaim-only" looks at splits done by reclaim, "always" at
- * every split (reclaim, migration, others). On a swap device with THP clusters reclaim only splits when the
- * thp_swap feature asks it to.
+ * every split (reclaim, migration, others). On a swap device with THP
+ * clusters reclaim only splits when the thp_swap feature asks it to.
  *
  * Knobs and counters: /sys/kernel/mm/mmtune/split_zero/, documented in
  * sysfs-docs/sysfs-kernel-mm-mmtune-split_zero.

@@ -658,7 +658,7 @@ module_pkg_checks() {
 		# no hooks).
 		tree=$( (readlink -f build/kernel 2>/dev/null; ls -td "$cache"/kernels/*/linux 2>/dev/null) |
 			while read -r d; do
-				[ -f "$d/Module.symvers" ] && grep -qx 'CONFIG_MMTUNE_HOOKS=y' "$d/.config" 2>/dev/null &&
+				[ -f "$d/Module.symvers" ] &&
 					grep -q -- '-mmtune-test$' "$d/include/config/kernel.release" 2>/dev/null &&
 					{ echo "$d"; break; }
 			done)

@@ -69,14 +69,20 @@ round() {
 	info "$1: $(for c in thp_stored subpages_stored subpages_rolled_back rollback_nomem backoff_skipped fallback_disk reject_kmemcache_fail reject_alloc_fail; do printf '%s +%s ' $c "$(delta $c)"; done)"
 }
 
+# failslab_zswap_entry: failslab fails only zswap's entry cache when the
+# command line marks it; sets $what to what fails.
+failslab_zswap_entry() {
+	if [ "$(cat /sys/kernel/slab/zswap_entry/failslab 2>/dev/null)" = 1 ]; then
+		echo Y >$FAILSLAB/cache-filter
+		what="zswap_entry cache only (slub_debug=A)"
+	else
+		what="every slab cache (no slub_debug=A,zswap_entry on the command line)"
+	fi
+	echo N >$FAILSLAB/ignore-gfp-wait
+}
+
 # 1. zswap entries.
-if [ "$(cat /sys/kernel/slab/zswap_entry/failslab 2>/dev/null)" = 1 ]; then
-	echo Y >$FAILSLAB/cache-filter
-	what="zswap_entry cache only (slub_debug=A)"
-else
-	what="every slab cache (no slub_debug=A,zswap_entry on the command line)"
-fi
-echo N >$FAILSLAB/ignore-gfp-wait
+failslab_zswap_entry
 fault_arm $FAILSLAB 100 700
 round "1. failslab every 700th: $what" 381
 assert_ge "$(fault_injected $FAILSLAB)" 1 "1: slab allocations failed"
@@ -110,15 +116,9 @@ swapon_disk
 # cache's xarray nodes now and then, so THPs could not go to the disk
 # either (x86_64 has no stack filter to fail zsmalloc's pages alone).
 echo 60000 >"$MMTUNE_ZSWAP/backoff_ms" || fail "backoff_ms 60000"
-if [ "$(cat /sys/kernel/slab/zswap_entry/failslab 2>/dev/null)" = 1 ]; then
-	echo Y >$FAILSLAB/cache-filter
-	what="zswap_entry cache"
-else
-	what="every slab cache (no slub_debug=A,zswap_entry on the command line)"
-fi
-echo N >$FAILSLAB/ignore-gfp-wait
+failslab_zswap_entry
 fault_arm $FAILSLAB 100
-round "3. back-off: every allocation from the $what fails" 383
+round "3. back-off: every allocation fails, $what" 383
 assert_ge "$(fault_injected $FAILSLAB)" 1 "3: slab allocations failed"
 assert_ge "$(delta rollback_nomem)" 1 "3: zswap_large/rollback_nomem delta"
 assert_ge "$(delta backoff_skipped)" $(( thps - $(delta rollback_nomem) - 1 )) "3: zswap_large/backoff_skipped delta (THPs after the failure)"
