@@ -14,10 +14,11 @@ zswap_large_setup stock
 # 4K pages: stock zswap refuses THPs.
 thp_was=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)
 echo never >/sys/kernel/mm/transparent_hugepage/enabled
-swap_integrity --size 64 --fill compressible --evict pageout --min-out-pct 100 >/tmp/si.out ||
+swap_integrity --size 64 --fill compressible --evict pageout --min-out-pct 90 >/tmp/si.out ||
 	{ cat /tmp/si.out; fail "swap round trip through zswap on z3fold failed"; }
 cat /tmp/si.out
-assert_eq "$(si_delta /tmp/si.out zswpout)" "$(si_delta /tmp/si.out pages)" "vmstat zswpout delta (every page to zswap)"
+assert_ge "$(si_delta /tmp/si.out zswpout)" $(( $(si_delta /tmp/si.out pages) * 9 / 10 )) "vmstat zswpout delta (pages to zswap, 90% of them at least)"
+assert_eq "$(si_delta /tmp/si.out pswpout)" 0 "vmstat pswpout delta (pages to the disk)"
 swapoff_all
 assert_eq "$(zswap_stored_pages)" 0 "zswap stored_pages after swapoff"
 # With slab merging (the test kernel) the pool's cache is an alias of
