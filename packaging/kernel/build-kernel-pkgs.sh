@@ -162,7 +162,8 @@ if [ $want_deb -eq 1 ] && [ ! -f "$out/.deb-complete" ]; then
 	export CCACHE_BASEDIR=$tree
 	# The load while building, one line a minute: the machine is shared,
 	# and the time only means something next to it.
-	(while sleep 60; do echo "$(date +%T) $(cut -d' ' -f1-3 /proc/loadavg)"; done) >"$out/load.log" &
+	# (9>&-: a sampler that outlives a killed build must not hold the lock.)
+	(while sleep 60; do echo "$(date +%T) $(cut -d' ' -f1-3 /proc/loadavg)"; done) >"$out/load.log" 9>&- &
 	sampler=$!
 	trap 'kill $sampler 2>/dev/null || true' EXIT
 	ccache -s >"$out/ccache-before.txt" 2>&1 || true
