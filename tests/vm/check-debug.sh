@@ -12,6 +12,7 @@
 # build/debug/ (a copy of the sources), so module/ keeps the test kernel's.
 # Environment: as tests/vm/run.sh; MMTUNE_VM_TIMEOUT defaults to 5400 s and
 # MMTUNE_VM_TIMEOUT_SCALE to 4 here (KASAN under TCG is slow).
+#   tests/vm/check-debug.sh [--tests GLOB | --z3fold]
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,7 +35,25 @@ export MMTUNE_VM_KO=$out/module/mmtune.ko
 export MMTUNE_VM_PROBE_KO=$out/kmod/mmtune_probe.ko
 # slub_debug=A marks zswap's entry cache for failslab's cache-filter
 # (test 38 fails only those allocations); the mark changes nothing else.
-export MMTUNE_VM_APPEND="preempt=full slub_debug=A,zswap_entry ${MMTUNE_VM_APPEND:-}"
+append="preempt=full slub_debug=A,zswap_entry ${MMTUNE_VM_APPEND:-}"
 export MMTUNE_VM_TIMEOUT=${MMTUNE_VM_TIMEOUT:-5400}
 export MMTUNE_VM_TIMEOUT_SCALE=${MMTUNE_VM_TIMEOUT_SCALE:-4}
-exec tests/vm/run.sh "$@"
+
+# Two boots. 6.1's z3fold leaks handle slots (stock: see
+# tests/vm/known-reports/z3fold-slots.awk), and when a zpool switch frees
+# a z3fold pool, SLUB's report taints the kernel, which turns lockdep off
+# for the rest of the boot. So the whole suite runs with zsmalloc and zbud
+# only, and the z3fold rounds of 31, 32 and 34 get a boot of their own,
+# the last, where that one report is expected and every other still
+# fails the run. --tests GLOB: the first boot only, with that glob;
+# --z3fold: the z3fold boot only.
+rc=0
+if [ "${1:-}" != --z3fold ]; then
+	MMTUNE_VM_APPEND="$append mmtune.zpools=zsmalloc,zbud" tests/vm/run.sh "$@" || rc=1
+	[ $# -gt 0 ] && exit $rc
+	cp build/vm/console.log build/debug/console-main.log
+fi
+echo "check-debug: the z3fold boot (31, 32, 34 with zswap on z3fold)"
+MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=z3fold-slots \
+	tests/vm/run.sh --tests '3[124]-*' || rc=1
+exit $rc

@@ -44,6 +44,10 @@
 #                        until a test onlines it; 0: none
 #   MMTUNE_VM_NUMA       1: two NUMA nodes, half the memory and one CPU
 #                        each (test 58 then migrates with move_pages())
+#   MMTUNE_VM_KNOWN_REPORTS  names of tests/vm/known-reports/NAME.awk: stock
+#                        kernel reports that do not fail this run (each
+#                        filter removes only its report's own lines; the
+#                        count is printed). check-debug's z3fold boot only.
 #
 # Exit status: 0 when every test passed and the console is clean.
 set -euo pipefail
@@ -398,10 +402,20 @@ grep -q '^# guest: done' "$out/results.tap" || problems+=("the guest did not fin
 
 # Kernel reports that fail a run even when every test passed (the hang
 # detectors' and the sysrq dumps' included).
-report_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|detected stalls|self-detected stall|KASAN|UBSAN|kmemleak: .*suspected memory leak|Call Trace:'
-if grep -Eq "$report_re" "$out/console.log"; then
-	first=$(grep -En "$report_re" "$out/console.log" | head -n 1)
-	during=$(head -n "${first%%:*}" "$out/console.log" | grep -o 'mmtune-test: begin .*' | tail -n 1 || true)
+report_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|detected stalls|self-detected stall|KASAN|UBSAN|kmemleak: .*suspected memory leak|Call Trace:|BUG [a-z0-9_:-]+ \('
+scanned=$out/console.log
+if [ -n "${MMTUNE_VM_KNOWN_REPORTS:-}" ]; then
+	scanned=$out/console.scanned.log
+	cp "$out/console.log" "$scanned"
+	for k in $MMTUNE_VM_KNOWN_REPORTS; do
+		awk -f "$repo/tests/vm/known-reports/$k.awk" "$scanned" >"$scanned.new" 2>"$out/known-$k.txt"
+		mv "$scanned.new" "$scanned"
+		echo "vm: known stock report $k: $(sed -n 's/^known: //p' "$out/known-$k.txt") on the console (tests/vm/known-reports/$k.awk)"
+	done
+fi
+if grep -Eq "$report_re" "$scanned"; then
+	first=$(grep -En "$report_re" "$scanned" | head -n 1)
+	during=$(head -n "${first%%:*}" "$scanned" | grep -o 'mmtune-test: begin .*' | tail -n 1 || true)
 	problems+=("kernel report on the console (${during:-before the tests}): ${first#*:}")
 fi
 
