@@ -117,12 +117,33 @@ def main():
             for a, b in (("unpatched", "unloaded"), ("unloaded", "off"), ("off", "on")):
                 if a in row and b in row:
                     print(f"  {a} -> {b}: {diff_funcs(row[a], row[b])}")
+            # The compressor's count moves between kernel builds although
+            # its code is the same and no hook is on its path (LZ4 +-254
+            # per 4K page, unloaded vs unpatched): the hooks' goals are
+            # judged without LZ4_*, and both figures are printed.
+            def no_lz4(col):
+                return col.kernel() - sum(v for f, v in col.funcs().items()
+                                          if f.startswith("LZ4_"))
+            ex = base and s != "cross" and any(
+                f.startswith("LZ4_") for f in row["unpatched"].funcs())
+            if ex:
+                b2 = no_lz4(row["unpatched"])
+                print("  without LZ4_*: " + ", ".join(
+                    f"{c} {no_lz4(col):.1f}"
+                    + ("" if c == "unpatched" else f" ({(no_lz4(col) / b2 - 1) * 100:+.3f}%)")
+                    for c, col in row.items() if c != "on"))
             if base and s != "cross":
                 for c, lim in (("unloaded", 0.1), ("off", 0.3)):
                     if c in row:
                         v = (row[c].kernel() / base - 1) * 100
-                        goals.append((f"hooks {c} vs unpatched, {s}/{name}",
-                                      f"{v:+.3f}% (goal <= +{lim}%)", v <= lim))
+                        if ex:
+                            v2 = (no_lz4(row[c]) / b2 - 1) * 100
+                            goals.append((f"hooks {c} vs unpatched, {s}/{name}",
+                                          f"{v2:+.3f}% without LZ4_*, {v:+.3f}% with "
+                                          f"(goal <= +{lim}%)", v2 <= lim))
+                        else:
+                            goals.append((f"hooks {c} vs unpatched, {s}/{name}",
+                                          f"{v:+.3f}% (goal <= +{lim}%)", v <= lim))
             if "on" in row and "off" in row:
                 on, off = row["on"], row["off"]
                 if s == "mem":
