@@ -243,7 +243,8 @@ fi
 	for f in "${fragments[@]}"; do echo "config_fragment: ${f#$repo/} $(sha256sum "$f" | cut -d' ' -f1)"; done
 	echo "$series_info"
 	cat "$out"/deb-time.txt "$out"/rpm-time.txt 2>/dev/null || true
-	(cd "$out" && ls deb/*.deb rpm/*.rpm 2>/dev/null | sed 's/^/package: /')
+	# (--deb or --rpm alone: the other directory is missing, which is fine.)
+	(cd "$out" && { ls deb/*.deb rpm/*.rpm 2>/dev/null || true; } | sed 's/^/package: /')
 } >"$out/build-info.txt"
 sed 's/^/kernel-pkgs: /' "$out/build-info.txt" >&2
 touch "$out/.used"		# mtime = last use, for pruning
