@@ -209,9 +209,12 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ]; then
 	# BuildRequires name Fedora packages that Debian's rpm database cannot
 	# know, hence --nodeps. gzip payload: xz of kernel-devel costs minutes.
 	# --noclean keeps BUILD/ (rpm 4.18 removes it after a build): its
-	# kernel tree signs mmtune-modules below.
+	# kernel tree signs mmtune-modules below. 6.1's spec makes no
+	# debuginfo package and installs modules with their debug info (382 MB
+	# for a distribution config): INSTALL_MOD_STRIP strips them before
+	# modules_install signs them, as bindeb-pkg's image package is.
 	export CCACHE_BASEDIR=$top/BUILD
-	if ! PATH=/usr/lib/ccache:$PATH make -C "$tree" -j"$jobs" \
+	if ! PATH=/usr/lib/ccache:$PATH INSTALL_MOD_STRIP=1 make -C "$tree" -j"$jobs" \
 		RPMOPTS="--define '_topdir $top' --nodeps --noclean --define '_binary_payload w6.gzdio'" \
 		rpm-pkg >"$out/rpm.log" 2>&1; then
 		tail -n 40 "$out/rpm.log" >&2
