@@ -8,8 +8,15 @@
 #   modules  mmtune-modules-<rel> .deb/.rpm against a built kernel tree,
 #            signature checked after packaging
 #   kernel   the patched kernel as packages, DKMS against its headers, the
-#            DKMS-built .ko in the VM, the RPMs in a scratch root, and the
-#            end-to-end install and boot with systemd
+#            DKMS-built .ko in the VM, the RPMs in a scratch root, the
+#            end-to-end install and boot with systemd (DKMS), and the
+#            prebuilt lifecycle booted twice: apt installs our kernel,
+#            mmtune-modules-<rel> and mmtune from a signed repository, a
+#            stock kernel and headers beside them (every package ii); on
+#            our kernel the profile is in force (verify 0), apt-get upgrade
+#            to a bumped mmtune reloads in place (journal, and a sampler
+#            that sees no value change); on the stock kernel mmtunectl says
+#            it has no mmtune hooks and verify exits 5
 # MMTUNE_PKG_PARTS="apt modules kernel" (default: all) picks parts.
 # Sourced by run.sh.
 
@@ -66,6 +73,7 @@ full_checks() {
 	dkms_root_checks "$base" "$kp" "$rel" "$ver" "$stock"
 	rpm_root_checks "$base" "$kp" "$rel" "$ver"
 	e2e_checks "$base" "$kp" "$rel" "$ver"
+	lifecycle_checks "$base" "$kp" "$rel" "$ver"
 }
 
 # The documented recipe (packaging/README.md) up to the build itself.
@@ -351,39 +359,120 @@ e2e_checks() {
 		not_ok "e2e: root file system image"; note "$(cat "$pk_logs/e2e-mkfs.log")"; return 0
 	fi
 
-	local console=$pk_logs/e2e-console.log results=$pk_logs/e2e-results.tap qrc=0
+	guest_boot e2e "$img" "$r/boot/vmlinuz-$rel"
+}
+
+# guest_boot NAME IMAGE KERNEL [INITRD]: boot IMAGE (root on virtio, its
+# mmtune-e2e.service runs the checks and powers off) under qemu TCG and
+# re-emit the guest's TAP as ours, "NAME (booted): ..."; then scan the
+# kernel console for reports. Logs: $pk_logs/NAME-console.log and
+# NAME-results.tap. Returns 1 when the guest did not finish its checks.
+guest_boot() {
+	local name=$1 img=$2 kernel=$3 initrd=${4:-} t0=$SECONDS qrc=0 line
+	local console=$pk_logs/$name-console.log results=$pk_logs/$name-results.tap
 	: >"$console"; : >"$results"
-	t0=$SECONDS
-	timeout --foreground "${MMTUNE_E2E_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg,thread=multi \
+	timeout --foreground "${MMTUNE_E2E_TIMEOUT:-1200}" qemu-system-x86_64 -accel tcg,thread=multi \
 		-smp 2 -m 2G -nodefaults -no-reboot -display none \
-		-kernel "$r/boot/vmlinuz-$rel" \
+		-kernel "$kernel" ${initrd:+-initrd "$initrd"} \
 		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 systemd.show_status=1" \
 		-serial "file:$console" -serial "file:$results" \
-		-drive "file=$img,if=virtio,format=raw,cache=unsafe" >"$pk_logs/e2e-qemu.log" 2>&1 || qrc=$?
+		-drive "file=$img,if=virtio,format=raw,cache=unsafe" >"$pk_logs/$name-qemu.log" 2>&1 || qrc=$?
 	sed -i 's/\r$//' "$console" "$results"
-	note "boot and checks took $((SECONDS - t0))s (qemu exit $qrc)"
+	note "$name: boot and checks took $((SECONDS - t0))s (qemu exit $qrc)"
 	if ! grep -q '^# e2e: done' "$results"; then
-		not_ok "e2e: the booted system ran its checks (qemu exit $qrc)"
+		not_ok "$name: the booted system ran its checks (qemu exit $qrc)"
 		note "console (last 60 lines; full log $console):"
 		note "$(tail -n 60 "$console")"
-		return 0
+		return 1
 	fi
-	# Re-emit the guest's results as ours.
-	local line
 	while IFS= read -r line; do
 		case "$line" in
-		"ok "*) ok "e2e (booted): ${line#ok [0-9]* }" ;;
-		"not ok "*) not_ok "e2e (booted): ${line#not ok [0-9]* }" ;;
+		"ok "*) ok "$name (booted): ${line#ok [0-9]* }" ;;
+		"not ok "*) not_ok "$name (booted): ${line#not ok [0-9]* }" ;;
 		"#"*) note "${line#\# }" ;;
 		esac
 	done <"$results"
 	local report_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:'
 	if grep -Eq "$report_re" "$console"; then
-		not_ok "e2e: kernel console free of warnings, BUGs and lockdep reports"
+		not_ok "$name: kernel console free of warnings, BUGs and lockdep reports"
 		note "$(grep -En -A5 "$report_re" "$console" | head -n 40)"
 	else
-		ok "e2e: kernel console free of warnings, BUGs and lockdep reports"
+		ok "$name: kernel console free of warnings, BUGs and lockdep reports"
 	fi
+}
+
+# --- The prebuilt path, booted twice: apt installs linux-image-<rel>,
+# mmtune-modules-<rel> and mmtune <ver> from a local signed repository
+# (host side, in the root); boot 1, our kernel: the profile is in force,
+# "apt-get upgrade" to <ver>+up1 re-applies it in place
+# (guest/lifecycle-check.sh); boot 2, the stock Debian kernel installed
+# beside ours: mmtunectl reports a kernel without hooks.
+lifecycle_checks() {
+	local base=$1 kp=$2 rel=$3 ver=$4 r=$pk_work/life-root repo bdir mods kver rc=0 out
+	local cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} img=$pk_work/life.img size
+	mods=$(ls "$kp"/deb/mmtune-modules-"$rel"_*.deb 2>/dev/null) ||
+		{ not_ok "lifecycle: $kp has mmtune-modules-$rel"; return 0; }
+	bdir=$(bump_debs "$ver") ||
+		{ not_ok "lifecycle: mmtune $ver+up1 builds"; note "$(tail -n 20 "$pk_logs/bump-build.log")"; return 0; }
+	copy_root "$base" "$r"
+	kver=$(basename "$(ls -d "$r"/usr/src/linux-headers-*-amd64 | head -n 1)")
+	kver=${kver#linux-headers-}
+	repo=$r/srv/mmtune-repo
+	mkdir -p "$repo" "$r/etc/apt/keyrings" "$cache/apt-archives"
+	cp "$kp"/deb/linux-image-"$rel"_*.deb "$mods" build/packaging/out/deb/mmtune_"$ver"_all.deb \
+		"$bdir/mmtune_$ver+up1_all.deb" "$repo/"
+	rm -f "$repo"/*-dbg_*.deb
+	export GNUPGHOME=$PWD/$pk_work/gnupg-life
+	rm -rf "$GNUPGHOME"; mkdir -m 0700 "$GNUPGHOME"
+	gpg --batch --pinentry-mode loopback --passphrase '' \
+		--quick-gen-key 'mmtune test repository <mmtune-test@localhost>' rsa3072 sign 1d >/dev/null 2>&1
+	gpg --batch --export >"$r/etc/apt/keyrings/mmtune-test.gpg"
+	repo_publish "$repo" >"$pk_logs/life-repo.log" 2>&1 || { not_ok "lifecycle: repository indexed and signed"; unset GNUPGHOME; return 0; }
+	unset GNUPGHOME
+	echo "deb [signed-by=/etc/apt/keyrings/mmtune-test.gpg] file:/srv/mmtune-repo ./" \
+		>"$r/etc/apt/sources.list.d/mmtune-test.list"
+
+	rc=0; apt_run "$r" life-2-install sh -c "apt-get update && apt-get install -y linux-image-$rel mmtune-modules-$rel mmtune=$ver" || rc=$?
+	note "$(grep -E '^(Setting up|E:|W:)' <<<"$apt_out")"
+	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] && [ -f "$r/lib/modules/$rel/extra/mmtune.ko" ] &&
+		[ "$(in_root "$r" dpkg-query -W -f '${db:Status-Status}' mmtune-dkms 2>/dev/null)" != installed ]; then
+		ok "lifecycle: apt-get install linux-image-$rel mmtune-modules-$rel mmtune=$ver from the signed repository: every package ii, no DKMS package"
+	else
+		not_ok "lifecycle: apt-get install of our kernel, mmtune-modules and mmtune (apt exit $rc, not ii: $(dpkg_not_ii "$r"))"; note "$apt_out"
+		return 0
+	fi
+	# A stock Debian kernel and its headers beside ours, with mmtune and
+	# mmtune-modules installed (here, not in the guest: unpacking 400 MB
+	# and making an initramfs under TCG takes over ten minutes).
+	cp "$cache"/apt-archives/*.deb "$r/var/cache/apt/archives/" 2>/dev/null || true
+	rc=0; apt_run "$r" life-3-stock-kernel apt-get install -y --reinstall "linux-image-$kver" "linux-headers-$kver" || rc=$?
+	cp -n "$r"/var/cache/apt/archives/*.deb "$cache/apt-archives/" 2>/dev/null || true
+	rm -f "$r"/var/cache/apt/archives/*.deb
+	note "$(grep -E '^(Setting up|update-initramfs|E:|W:)' <<<"$apt_out")"
+	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] && [ -s "$r/boot/initrd.img-$kver" ] &&
+		[ ! -e "$r/lib/modules/$kver/extra/mmtune.ko" ]; then
+		ok "lifecycle: apt-get install linux-image-$kver linux-headers-$kver beside ours, mmtune and mmtune-modules: every package ii, /boot/initrd.img-$kver made, no mmtune.ko for it"
+	else
+		not_ok "lifecycle: stock kernel and headers install beside ours (apt exit $rc, not ii: $(dpkg_not_ii "$r"))"; note "$apt_out"
+		return 0
+	fi
+	# From here on the repository is all the guest has (no network).
+	rm -f "$r/etc/apt/sources.list" "$r"/etc/apt/sources.list.d/*.sources
+	install_e2e_guest "$r" lifecycle-check.sh "$rel" "$ver"
+	echo "$kver" >"$r/usr/local/lib/mmtune-e2e/expected-stock-release"
+	echo "$ver+up1" >"$r/usr/local/lib/mmtune-e2e/expected-bump"
+	size=$(( $(du -sm "$r" | cut -f1) + 768 ))
+	rm -f "$img"
+	if ! mkfs.ext4 -q -F -L root -d "$r" "$img" "${size}M" >"$pk_logs/life-mkfs.log" 2>&1; then
+		not_ok "lifecycle: root file system image"; note "$(cat "$pk_logs/life-mkfs.log")"; return 0
+	fi
+	cp "$r/boot/vmlinuz-$rel" "$pk_work/life-ours-vmlinuz"
+	cp "$r/boot/vmlinuz-$kver" "$pk_work/life-stock-vmlinuz"
+	cp "$r/boot/initrd.img-$kver" "$pk_work/life-stock-initrd.img"
+	rm -rf "$r"
+	guest_boot life-ours "$img" "$pk_work/life-ours-vmlinuz" &&
+		guest_boot life-stock "$img" "$pk_work/life-stock-vmlinuz" "$pk_work/life-stock-initrd.img"
+	rm -f "$img" "$pk_work"/life-*vmlinuz "$pk_work"/life-stock-initrd.img
 }
 
 # --- Local apt repository and stock Debian kernels (no mmtune kernel needed)
@@ -464,21 +553,38 @@ shim_mark() { wc -l <"$1/var/log/systemctl-shim.log" 2>/dev/null || echo 0; }
 # Our one line per hook run: the lines that start with "mmtune-dkms: ".
 mm_lines() { grep '^mmtune-dkms: ' <<<"$1" || true; }
 
+# bump_debs VER: mmtune and mmtune-dkms VER+up1, built once per run from a
+# copy of this tree with the version bumped (the "newer release" of the
+# upgrade tests); prints the directory that holds the .debs.
+bump_debs() {
+	local bump="$1+up1" out=$pk_work/bump bsrc
+	if [ ! -f "$out/mmtune_${bump}_all.deb" ]; then
+		# Outside this git tree: build.sh would take its file list from git.
+		bsrc=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-bump.XXXXXX")
+		# shellcheck disable=SC2046 # a list of paths without spaces
+		(git ls-files -co --exclude-standard -- $(packaging/build.sh --sources) 2>/dev/null |
+			tar -cf - -T - --ignore-failed-read) | tar -xf - -C "$bsrc"
+		sed -i "s/^#define MMTUNE_VERSION .*/#define MMTUNE_VERSION \"$bump\"/" "$bsrc/module/version.h"
+		if ! (cd "$bsrc" && packaging/build.sh deb) >"$pk_logs/bump-build.log" 2>&1; then
+			rm -rf "$bsrc"
+			return 1
+		fi
+		mkdir -p "$out"
+		cp "$bsrc"/build/packaging/out/deb/mmtune_"$bump"_all.deb "$bsrc"/build/packaging/out/deb/mmtune-dkms_"$bump"_all.deb "$out/"
+		rm -rf "$bsrc"
+	fi
+	echo "$out"
+}
+
 stock_apt_checks() {
 	local base=$1 ver=$2 r=$pk_work/apt-root repo=$pk_work/apt-root/srv/mmtune-repo
 	local cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} t0=$SECONDS rc kver mark lines bump out
 	bump="$ver+up1"
 
 	# --- the bumped version, built from a copy of this tree -------------
-	# Outside this git tree: build.sh would take its file list from git.
-	local bsrc
-	bsrc=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-bump.XXXXXX")
-	# shellcheck disable=SC2046 # a list of paths without spaces
-	(git ls-files -co --exclude-standard -- $(packaging/build.sh --sources) 2>/dev/null |
-		tar -cf - -T - --ignore-failed-read) | tar -xf - -C "$bsrc"
-	sed -i "s/^#define MMTUNE_VERSION .*/#define MMTUNE_VERSION \"$bump\"/" "$bsrc/module/version.h"
-	if ! (cd "$bsrc" && packaging/build.sh deb) >"$pk_logs/apt-bump-build.log" 2>&1; then
-		not_ok "apt: mmtune $bump (bumped copy of this tree) builds"; note "$(tail -n 20 "$pk_logs/apt-bump-build.log")"
+	local bdir
+	if ! bdir=$(bump_debs "$ver"); then
+		not_ok "apt: mmtune $bump (bumped copy of this tree) builds"; note "$(tail -n 20 "$pk_logs/bump-build.log")"
 		return 0
 	fi
 	ok "apt: mmtune and mmtune-dkms $bump (a copy of this tree with the version bumped) build"
@@ -593,7 +699,7 @@ stock_apt_checks() {
 	rc=0; apt_run "$r" apt-6-reinstall-dkms apt-get install -y mmtune-dkms || rc=$?
 	[ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] ||
 		{ not_ok "apt: mmtune-dkms installs again from state rc (apt exit $rc)"; note "$apt_out"; }
-	cp "$bsrc"/build/packaging/out/deb/mmtune_"$bump"_all.deb "$bsrc"/build/packaging/out/deb/mmtune-dkms_"$bump"_all.deb "$repo/"
+	cp "$bdir"/mmtune_"$bump"_all.deb "$bdir"/mmtune-dkms_"$bump"_all.deb "$repo/"
 	repo_publish "$repo" >>"$pk_logs/apt-repo.log" 2>&1
 	mark=$(shim_mark "$r")
 	rc=0; apt_run "$r" apt-7-upgrade sh -c 'apt-get update && apt-get upgrade -y' || rc=$?
@@ -627,7 +733,6 @@ stock_apt_checks() {
 		not_ok "apt: removing mmtune stops mmtune.service (apt exit $rc)"; note "$calls"
 	fi
 	unset GNUPGHOME
-	rm -rf "$bsrc"
 	note "apt repository and stock kernel tests took $((SECONDS - t0))s"
 }
 
