@@ -408,7 +408,7 @@ guest_boot() {
 # (guest/lifecycle-check.sh); boot 2, the stock Debian kernel installed
 # beside ours: mmtunectl reports a kernel without hooks.
 lifecycle_checks() {
-	local base=$1 kp=$2 rel=$3 ver=$4 r=$pk_work/life-root repo bdir mods kver rc=0 out
+	local base=$1 kp=$2 rel=$3 ver=$4 r=$pk_work/life-root repo bdir mods kver rc=0
 	local cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} img=$pk_work/life.img size
 	mods=$(ls "$kp"/deb/mmtune-modules-"$rel"_*.deb 2>/dev/null) ||
 		{ not_ok "lifecycle: $kp has mmtune-modules-$rel"; return 0; }
@@ -418,19 +418,12 @@ lifecycle_checks() {
 	kver=$(basename "$(ls -d "$r"/usr/src/linux-headers-*-amd64 | head -n 1)")
 	kver=${kver#linux-headers-}
 	repo=$r/srv/mmtune-repo
-	mkdir -p "$repo" "$r/etc/apt/keyrings" "$cache/apt-archives"
+	mkdir -p "$repo" "$cache/apt-archives"
 	cp "$kp"/deb/linux-image-"$rel"_*.deb "$mods" build/packaging/out/deb/mmtune_"$ver"_all.deb \
 		"$bdir/mmtune_$ver+up1_all.deb" "$repo/"
 	rm -f "$repo"/*-dbg_*.deb
-	export GNUPGHOME=$PWD/$pk_work/gnupg-life
-	rm -rf "$GNUPGHOME"; mkdir -m 0700 "$GNUPGHOME"
-	gpg --batch --pinentry-mode loopback --passphrase '' \
-		--quick-gen-key 'mmtune test repository <mmtune-test@localhost>' rsa3072 sign 1d >/dev/null 2>&1
-	gpg --batch --export >"$r/etc/apt/keyrings/mmtune-test.gpg"
-	repo_publish "$repo" >"$pk_logs/life-repo.log" 2>&1 || { not_ok "lifecycle: repository indexed and signed"; unset GNUPGHOME; return 0; }
-	unset GNUPGHOME
-	echo "deb [signed-by=/etc/apt/keyrings/mmtune-test.gpg] file:/srv/mmtune-repo ./" \
-		>"$r/etc/apt/sources.list.d/mmtune-test.list"
+	repo_trust "$r"
+	repo_publish "$repo" >"$pk_logs/life-repo.log" 2>&1 || { not_ok "lifecycle: repository indexed and signed"; return 0; }
 
 	rc=0; apt_run "$r" life-2-install sh -c "apt-get update && apt-get install -y linux-image-$rel mmtune-modules-$rel mmtune=$ver" || rc=$?
 	note "$(grep -E '^(Setting up|E:|W:)' <<<"$apt_out")"
@@ -508,15 +501,31 @@ dpkg_not_ii() {
 
 # repo_publish DIR: index and sign the flat repository in DIR.
 repo_publish() {
-	local dir=$1
+	local dir=$1 g=$PWD/$pk_work/gnupg
 	(cd "$dir" &&
 		apt-ftparchive packages . >Packages &&
 		gzip -9nkf Packages &&
 		apt-ftparchive -o APT::FTPArchive::Release::Origin=mmtune-test \
 			-o APT::FTPArchive::Release::Label=mmtune-test release . >Release &&
 		rm -f InRelease Release.gpg &&
-		gpg --batch --yes --clearsign -o InRelease Release &&
-		gpg --batch --yes -abs -o Release.gpg Release)
+		GNUPGHOME=$g gpg --batch --yes --clearsign -o InRelease Release &&
+		GNUPGHOME=$g gpg --batch --yes -abs -o Release.gpg Release)
+}
+
+# repo_trust ROOT: ROOT's apt trusts file:/srv/mmtune-repo, signed-by= the
+# run's throwaway repository key (made on first use; full_checks starts
+# each run with an empty $pk_work).
+repo_trust() {
+	local r=$1 g=$PWD/$pk_work/gnupg
+	if [ ! -d "$g" ]; then
+		mkdir -m 0700 "$g"
+		GNUPGHOME=$g gpg --batch --pinentry-mode loopback --passphrase '' \
+			--quick-gen-key 'mmtune test repository <mmtune-test@localhost>' rsa3072 sign 1d >/dev/null 2>&1
+	fi
+	mkdir -p "$r/etc/apt/keyrings"
+	GNUPGHOME=$g gpg --batch --export >"$r/etc/apt/keyrings/mmtune-test.gpg"
+	echo "deb [signed-by=/etc/apt/keyrings/mmtune-test.gpg] file:/srv/mmtune-repo ./" \
+		>"$r/etc/apt/sources.list.d/mmtune-test.list"
 }
 
 # The shims: every systemctl and policy-rc.d call is logged; the unit
@@ -592,16 +601,10 @@ stock_apt_checks() {
 	# --- the root, the repository with the current version ---------------
 	copy_root "$base" "$r"
 	install_shims "$r"
-	mkdir -p "$repo" "$r/etc/apt/keyrings"
+	mkdir -p "$repo"
 	cp build/packaging/out/deb/mmtune_"$ver"_all.deb build/packaging/out/deb/mmtune-dkms_"$ver"_all.deb "$repo/"
-	export GNUPGHOME=$PWD/$pk_work/gnupg
-	rm -rf "$GNUPGHOME"; mkdir -m 0700 "$GNUPGHOME"
-	gpg --batch --pinentry-mode loopback --passphrase '' \
-		--quick-gen-key 'mmtune test repository <mmtune-test@localhost>' rsa3072 sign 1d >/dev/null 2>&1
-	gpg --batch --export >"$r/etc/apt/keyrings/mmtune-test.gpg"
+	repo_trust "$r"
 	repo_publish "$repo" >"$pk_logs/apt-repo.log" 2>&1 || { not_ok "apt: repository indexed and signed"; return 0; }
-	echo "deb [signed-by=/etc/apt/keyrings/mmtune-test.gpg] file:/srv/mmtune-repo ./" \
-		>"$r/etc/apt/sources.list.d/mmtune-test.list"
 	# Debian archives downloaded by earlier runs (the stock kernel image).
 	mkdir -p "$cache/apt-archives"
 	cp "$cache"/apt-archives/*.deb "$r/var/cache/apt/archives/" 2>/dev/null || true
@@ -732,7 +735,6 @@ stock_apt_checks() {
 	else
 		not_ok "apt: removing mmtune stops mmtune.service (apt exit $rc)"; note "$calls"
 	fi
-	unset GNUPGHOME
 	note "apt repository and stock kernel tests took $((SECONDS - t0))s"
 }
 

@@ -106,7 +106,6 @@ got="$(knob $thp) $(knob $zs/enabled)"
 want="$thp=[always] madvise never $zs/enabled=N"
 [ "$got" = "$want" ] && tap_ok "systemctl stop mmtune.service rolls back to the stock values ($got)" || tap_not_ok "stop rolls back (got $got)"
 
-failed=$(systemctl list-units --state=failed --no-legend --plain 2>&1)
-if [ -z "$failed" ]; then tap_ok "no failed units"; else tap_not_ok "no failed units"; tap_diag "$failed"; fi
+no_failed_units
 tap_diag "$(systemd-analyze 2>&1 | head -n 1)"
 echo "# e2e: done" >&3

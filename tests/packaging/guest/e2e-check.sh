@@ -31,7 +31,6 @@ out=$(mmtunectl verify 2>&1); rc=$?
 tap_diag "mmtunectl verify:"; tap_diag "$out"
 [ $rc -eq 0 ] && tap_ok "mmtunectl verify exits 0" || tap_not_ok "mmtunectl verify exits 0 (got $rc)"
 
-failed=$(systemctl list-units --state=failed --no-legend --plain 2>&1)
-if [ -z "$failed" ]; then tap_ok "no failed units"; else tap_not_ok "no failed units"; tap_diag "$failed"; fi
+no_failed_units
 tap_diag "$(systemd-analyze 2>&1 | head -n 1)"
 echo "# e2e: done" >&3

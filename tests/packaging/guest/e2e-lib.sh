@@ -10,3 +10,9 @@ TAP_FD=3
 . $dir/tap.sh
 rel=$(cat $dir/expected-release)
 ver=$(cat $dir/expected-version)
+
+# The TAP line every booted check ends with: no systemd unit failed.
+no_failed_units() {
+	failed=$(systemctl list-units --state=failed --no-legend --plain 2>&1)
+	if [ -z "$failed" ]; then tap_ok "no failed units"; else tap_not_ok "no failed units"; tap_diag "$failed"; fi
+}

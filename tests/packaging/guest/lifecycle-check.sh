@@ -18,11 +18,6 @@ bump=$(cat $dir/expected-bump)
 
 not_ii() { dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' | awk '$1 != "ii"'; }
 
-no_failed_units() {
-	failed=$(systemctl list-units --state=failed --no-legend --plain 2>&1)
-	if [ -z "$failed" ]; then tap_ok "no failed units"; else tap_not_ok "no failed units"; tap_diag "$failed"; fi
-}
-
 # Every value the profile can set that this host has: THP, zswap, the vm
 # sysctls it tunes, and every readable and writable mmtune sysfs file.
 snapshot() {
