@@ -33,7 +33,7 @@ const struct mmtune_desc *const mmtune_impl[] = {
 const unsigned int mmtune_nr_impl = ARRAY_SIZE(mmtune_impl);
 
 /* Written once, before registration; the hook core reads it after. */
-static struct mmtune_ops mmtune_ops = {
+struct mmtune_ops mmtune_ops = {
 	.abi_version	= MMTUNE_ABI_VERSION,
 	.ops_size	= sizeof(struct mmtune_ops),
 	.owner		= THIS_MODULE,
@@ -42,6 +42,16 @@ static struct mmtune_ops mmtune_ops = {
 /* Protected by mmtune_knob_lock. */
 static unsigned long mmtune_active;
 static bool mmtune_unloading;
+
+/*
+ * Set for good once unloading began: from then on no knob write or switch
+ * may reach the kernel, which is about to restore its stock state.
+ */
+bool mmtune_is_unloading(void)
+{
+	lockdep_assert_held(&mmtune_knob_lock);
+	return mmtune_unloading;
+}
 
 bool mmtune_feature_is_on(enum mmtune_feature id)
 {
@@ -57,8 +67,7 @@ int mmtune_feature_switch(const struct mmtune_desc *f, bool on)
 	unsigned long next;
 	int ret;
 
-	lockdep_assert_held(&mmtune_knob_lock);
-	if (mmtune_unloading)
+	if (mmtune_is_unloading())
 		return -ENODEV;
 	if (on == mmtune_feature_is_on(f->id))
 		return 0;

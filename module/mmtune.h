@@ -48,7 +48,12 @@ struct mmtune_desc {
 	.attrs = feat##_attrs, .counters = feat##_counters,		\
 	.counter_base = &feat##_stats
 
+/* The one ops this module registers (main.c). */
+extern struct mmtune_ops mmtune_ops;
+
 bool mmtune_feature_is_on(enum mmtune_feature id);
+/* Called with mmtune_knob_lock held. */
+bool mmtune_is_unloading(void);
 /* Called with mmtune_knob_lock held; sleeps. */
 int mmtune_feature_switch(const struct mmtune_desc *f, bool on);
 extern const struct mmtune_desc *const mmtune_impl[];

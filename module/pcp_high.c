@@ -173,9 +173,9 @@ static int pcp_high_apply(u32 obs, u32 min_frac, u32 max_frac)
 
 	if (obs) {
 		WRITE_ONCE(pcp_tuning, false);
-		return mmtune_pcp_set_bounds(0, 0);
+		return mmtune_pcp_set_bounds(&mmtune_ops, 0, 0);
 	}
-	ret = mmtune_pcp_set_bounds(min_frac, max_frac);
+	ret = mmtune_pcp_set_bounds(&mmtune_ops, min_frac, max_frac);
 	if (!ret)
 		WRITE_ONCE(pcp_tuning, true);
 	return ret;

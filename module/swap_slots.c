@@ -43,9 +43,15 @@ struct slot_cache {
 	swp_entry_t *slots;
 	int nr;				/* slots left, from slots[cur] on */
 	int cur;
-	spinlock_t free_lock;		/* slots_ret, n_ret; IRQs off */
+	spinlock_t free_lock;		/* slots_ret, n_ret, spare; IRQs off */
 	swp_entry_t *slots_ret;
 	int n_ret;
+	/*
+	 * A second free side, swapped in when slots_ret is full, so that the
+	 * full one is returned to the devices with the lock dropped and
+	 * interrupts on. NULL while a task is returning it.
+	 */
+	swp_entry_t *spare;
 	/* CPU online; written under both locks, read under either. */
 	bool online;
 };
@@ -246,28 +252,57 @@ static int swap_slots_alloc(swp_entry_t *entry)
 /*
  * The swap_slot_free hook: atomic, inside rcu_read_lock(); the caller may
  * hold page table locks. Always handles the slot.
+ *
+ * A full free side is returned to the devices outside free_lock: it is
+ * swapped with the spare one under the lock, so interrupts stay off for a
+ * few stores, not for up to cache_size zswap invalidations and memcg
+ * uncharges (stock holds them off for SWAP_SLOTS_CACHE_SIZE, 64). If the
+ * spare is out (another task, preempted, still returns it), at most
+ * SWAP_BATCH slots are returned under the lock, as stock does.
  */
 static int swap_slots_free(swp_entry_t entry)
 {
 	struct slot_cache *c = raw_cpu_ptr(&slot_caches);
+	swp_entry_t *full = NULL;
 	unsigned long flags;
 	bool cached = false;
-	int n;
+	int n = 0;
 
 	this_cpu_inc(swap_slots_stats.free);
 	spin_lock_irqsave(&c->free_lock, flags);
 	if (cache_usable(c)) {
-		n = c->n_ret;
-		if (n >= READ_ONCE(cache_size)) {
-			swapcache_free_entries(c->slots_ret, n);
-			this_cpu_inc(swap_slots_stats.flush);
-			this_cpu_add(swap_slots_stats.flush_slots, n);
-			c->n_ret = 0;
+		if (c->n_ret >= READ_ONCE(cache_size)) {
+			if (c->spare) {
+				full = c->slots_ret;
+				n = c->n_ret;
+				c->slots_ret = c->spare;
+				c->spare = NULL;
+				c->n_ret = 0;
+			} else {
+				n = min_t(int, c->n_ret, SWAP_BATCH);
+				c->n_ret -= n;
+				swapcache_free_entries(c->slots_ret + c->n_ret,
+						       n);
+				this_cpu_inc(swap_slots_stats.flush);
+				this_cpu_add(swap_slots_stats.flush_slots, n);
+			}
 		}
 		c->slots_ret[c->n_ret++] = entry;
 		cached = true;
 	}
 	spin_unlock_irqrestore(&c->free_lock, flags);
+	if (full) {
+		/*
+		 * Still in the hook's RCU read section: unload and disable
+		 * wait for this return before they free or drain the cache.
+		 */
+		swapcache_free_entries(full, n);
+		this_cpu_inc(swap_slots_stats.flush);
+		this_cpu_add(swap_slots_stats.flush_slots, n);
+		spin_lock_irqsave(&c->free_lock, flags);
+		c->spare = full;
+		spin_unlock_irqrestore(&c->free_lock, flags);
+	}
 	if (cached)
 		this_cpu_inc(swap_slots_stats.free_cached);
 	else
@@ -344,19 +379,32 @@ static ssize_t active_show(struct kobject *kobj, struct kobj_attribute *attr,
 }
 static struct kobj_attribute active_attr = __ATTR_RO(active);
 
-/* One line per possible CPU: "cpu<N> <alloc side> <free side>". */
+/*
+ * "cpu<N> <alloc side> <free side>", for the CPUs whose cache holds slots:
+ * an idle host with hundreds of CPUs does not fill the page. Should more
+ * CPUs than fit hold slots, the last line is "more <CPUs left out>".
+ */
+#define CACHED_LINE_MAX	sizeof("cpu4294967295 -2147483648 -2147483648\n")
 static ssize_t cached_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
 {
-	unsigned int cpu;
+	unsigned int cpu, more = 0;
 	int len = 0;
 
 	for_each_possible_cpu(cpu) {
 		struct slot_cache *c = per_cpu_ptr(&slot_caches, cpu);
+		int nr = READ_ONCE(c->nr), n_ret = READ_ONCE(c->n_ret);
 
-		len += sysfs_emit_at(buf, len, "cpu%u %d %d\n", cpu,
-				     READ_ONCE(c->nr), READ_ONCE(c->n_ret));
+		if (!nr && !n_ret)
+			continue;
+		if (len + 2 * CACHED_LINE_MAX > PAGE_SIZE)
+			more++;
+		else
+			len += sysfs_emit_at(buf, len, "cpu%u %d %d\n", cpu,
+					     nr, n_ret);
 	}
+	if (more)
+		len += sysfs_emit_at(buf, len, "more %u\n", more);
 	return len;
 }
 static struct kobj_attribute cached_attr = __ATTR_RO(cached);
@@ -389,8 +437,10 @@ static void swap_slots_free_caches(void)
 
 		kvfree(c->slots);
 		kvfree(c->slots_ret);
+		kvfree(c->spare);
 		c->slots = NULL;
 		c->slots_ret = NULL;
+		c->spare = NULL;
 	}
 }
 
@@ -409,7 +459,9 @@ static int swap_slots_init(void)
 				    GFP_KERNEL);
 		c->slots_ret = kvcalloc(CACHE_SIZE_MAX, sizeof(swp_entry_t),
 					GFP_KERNEL);
-		if (!c->slots || !c->slots_ret) {
+		c->spare = kvcalloc(CACHE_SIZE_MAX, sizeof(swp_entry_t),
+				    GFP_KERNEL);
+		if (!c->slots || !c->slots_ret || !c->spare) {
 			swap_slots_free_caches();
 			return -ENOMEM;
 		}

@@ -97,7 +97,10 @@ ssize_t mmtune_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	if (ret)
 		return ret;
 	mutex_lock(&mmtune_knob_lock);
-	if (k->set)
+	/* A set() must not reach the kernel once unloading restored it. */
+	if (mmtune_is_unloading())
+		ret = -ENODEV;
+	else if (k->set)
 		ret = k->set(val);
 	if (!ret)
 		WRITE_ONCE(*k->val, val);
@@ -182,13 +185,24 @@ static const struct attribute_group mmtune_root_group = {
 	.attrs = mmtune_root_attrs,
 };
 
+/*
+ * Out of sysfs now, not when the last reference goes: with delayed
+ * kobject release (DEBUG_KOBJECT_RELEASE) the files would otherwise
+ * outlive the module's code that serves them.
+ */
+static void mmtune_kobject_remove(struct kobject *kobj)
+{
+	kobject_del(kobj);
+	kobject_put(kobj);
+}
+
 /* Undo features [0, upto): directory first, so no knob write is left. */
 static void features_exit(unsigned int upto)
 {
 	while (upto--) {
 		const struct mmtune_desc *f = mmtune_impl[upto];
 
-		kobject_put(feature_kobj[upto]);
+		mmtune_kobject_remove(feature_kobj[upto]);
 		feature_kobj[upto] = NULL;
 		kfree(feature_counters[upto]);
 		feature_counters[upto] = NULL;
@@ -251,7 +265,7 @@ static int feature_init(unsigned int i)
 		ret = counters_init(i, kobj);
 	if (!ret)
 		return 0;
-	kobject_put(kobj);
+	mmtune_kobject_remove(kobj);
 	feature_kobj[i] = NULL;
 	kfree(feature_counters[i]);
 	feature_counters[i] = NULL;
@@ -283,7 +297,7 @@ int mmtune_sysfs_init(void)
 	}
 	return 0;
 put:
-	kobject_put(mmtune_kobj);
+	mmtune_kobject_remove(mmtune_kobj);
 	mmtune_kobj = NULL;
 	return ret;
 }
@@ -291,6 +305,6 @@ put:
 void mmtune_sysfs_exit(void)
 {
 	features_exit(mmtune_nr_impl);
-	kobject_put(mmtune_kobj);
+	mmtune_kobject_remove(mmtune_kobj);
 	mmtune_kobj = NULL;
 }

@@ -22,9 +22,14 @@
 
 #define BACKOFF_MS_MAX		600000
 
-/* After an allocation failure, large folios go to the device this long. */
+/*
+ * After an allocation failure, large folios go to the device this long.
+ * The end is in 64-bit jiffies: a 32-bit one compared after weeks without
+ * a failure would wrap (about 24.8 days at HZ=1000) and start a back-off
+ * of its own.
+ */
 static u32 backoff_ms = 1000;
-static unsigned long backoff_until;
+static atomic64_t backoff_until;
 
 struct zswap_large_stats {
 	unsigned long thp_stored, subpages_stored, subpages_rolled_back,
@@ -68,7 +73,7 @@ static int zswap_large_store(struct folio *folio)
 	long stored;
 	int err = 0;
 
-	if (time_before(jiffies, READ_ONCE(backoff_until))) {
+	if (time_before64(get_jiffies_64(), (u64)atomic64_read(&backoff_until))) {
 		this_cpu_inc(zswap_large_stats.backoff_skipped);
 		return -EAGAIN;
 	}
@@ -105,8 +110,8 @@ static int zswap_large_store(struct folio *folio)
 	 * different: every folio would compress some subpages first.
 	 */
 	if (err == -ENOMEM)
-		WRITE_ONCE(backoff_until,
-			   jiffies + msecs_to_jiffies(READ_ONCE(backoff_ms)));
+		atomic64_set(&backoff_until, get_jiffies_64() +
+			     msecs_to_jiffies(READ_ONCE(backoff_ms)));
 	return err;
 }
 
@@ -142,11 +147,6 @@ static struct attribute *zswap_large_attrs[] = {
 	NULL,
 };
 
-static int zswap_large_init(void)
-{
-	backoff_until = jiffies;
-	return 0;
-}
 
 static const struct mmtune_ops zswap_large_hooks = {
 	.zswap_store_large	= zswap_large_store,
@@ -154,5 +154,4 @@ static const struct mmtune_ops zswap_large_hooks = {
 
 const struct mmtune_desc zswap_large_feature = {
 	MMTUNE_DESC(zswap_large, ZSWAP_LARGE),
-	.init	= zswap_large_init,
 };

@@ -2,7 +2,7 @@
 /*
  * Test-only module: keeps a large folio in the swap cache after reclaim
  * wrote it, so that test 36 (zswap_stale) reaches the state that patch
- * 0002's __frontswap_store() fix is about without racing reclaim.
+ * 0003's __frontswap_store() fix is about without racing reclaim.
  *
  * A kretprobe on swap_writepage() takes one reference on the first large
  * folio a chosen process writes to swap synchronously (zswap), after the
@@ -10,7 +10,7 @@
  * the write happens; the reference then makes __remove_mapping() fail,
  * and the folio stays in the swap cache, unmapped, with its zswap entries.
  * Kprobes on zswap's invalidate_page and load ops count the entries
- * dropped and loaded at that folio's swap offsets: 0002's fix drops them
+ * dropped and loaded at that folio's swap offsets: 0003's fix drops them
  * all when the folio is written again by the stock path, the code before
  * it only the head's, and a later swap-in loaded the tails' stale ones.
  *

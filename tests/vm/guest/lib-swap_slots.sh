@@ -13,8 +13,14 @@ slots_setup() {
 # swap_used DEV: pages in use on a swap device, from /proc/swaps (KiB / 4).
 swap_used() { awk -v d="$1" '$1 == d { print int($4 / 4) }' /proc/swaps; }
 
-# slots_cached CPU: "<alloc> <free>" slots that CPU's cache holds.
-slots_cached() { awk -v c="cpu$1" '$1 == c { print $2, $3 }' "$MMTUNE_SLOTS/cached"; }
+# slots_cached CPU: "<alloc> <free>" slots that CPU's cache holds (the
+# file lists only CPUs whose cache holds slots).
+slots_cached() {
+	awk -v c="cpu$1" '$1 == c { print $2, $3; found = 1 } END { if (!found) print 0, 0 }' "$MMTUNE_SLOTS/cached"
+}
+
+# slots_cached_total: slots held in every CPU's cache, both sides.
+slots_cached_total() { awk '$1 ~ /^cpu/ { n += $2 + $3 } END { print n + 0 }' "$MMTUNE_SLOTS/cached"; }
 
 # slots_load_start: two 4K-page swap_integrity loops under memory.max until
 # /tmp/load/stop exists; sets $load. slots_load_stop: stop and check them.

@@ -16,7 +16,7 @@
  * mmtune, drops the pin, has memcg reclaim write the whole folio out again
  * by the stock path, and reads everything back. The module counts the
  * zswap entries dropped and loaded at the folio's offsets: with patch
- * 0002's fix the stock write drops all 512 and the read-back loads none;
+ * 0003's fix the stock write drops all 512 and the read-back loads none;
  * without it the write drops the head's only, and the read-back loads the
  * 511 tails' old data from zswap.
  *
@@ -230,7 +230,7 @@ int main(int argc, char **argv)
 	msg("folio written to the swap device whole (thp_swpout +%" PRIu64 ") after %u memory.reclaim writes; zswap entries dropped at its offsets: %" PRIu64 " (zswap stored_pages %" PRIu64 " -> %" PRIu64 ")",
 	    vmstat("thp_swpout") - thp_before, tries, inval, stored_before, zswap_stored());
 	/*
-	 * 0002's __frontswap_store() drops the entries of all 512 offsets;
+	 * 0003's __frontswap_store() drops the entries of all 512 offsets;
 	 * before it, only the head's went, and 511 stale ones stayed. Read
 	 * back anyway: the bytes say what the stale entries do.
 	 */

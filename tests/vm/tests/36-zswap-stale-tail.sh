@@ -1,7 +1,7 @@
 # A THP stored in zswap whole, dirtied again while still in the swap
 # cache, then written to the disk by the stock path must not read stale
 # zswap data back: with the feature switched off, and with the module
-# unloaded. The kernel fix (patch 0002, __frontswap_store()) holds it.
+# unloaded. The kernel fix (patch 0003, __frontswap_store()) holds it.
 # swapcache_pin.ko (tests/kmod) keeps the folio in the swap cache after
 # zswap stored it, so the state is reached every run, not by a race.
 # Subpage 0 is rewritten as 6.1 does it; subpage 5 as a kernel without

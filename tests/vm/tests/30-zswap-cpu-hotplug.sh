@@ -1,0 +1,45 @@
+# timeout: 600
+# CPU hot-unplug while whole THPs are stored in and loaded from zswap: zswap
+# frees a CPU's compression context when the CPU dies, and a store or load
+# that looked the context up on that CPU must not use it afterwards (patch
+# 0001, the backport of upstream's "properly synchronize freeing resources
+# during CPU hotunplug"). Two writers store and load 2M THPs through
+# zswap_large (512 sleepable stores each) while cpu1 goes offline and
+# online every half second; every byte reads back equal and the console
+# scan catches a KASAN or lockdep report on the debug kernel.
+. /lib.sh
+cpu1=/sys/devices/system/cpu/cpu1/online
+[ -w $cpu1 ] || skip "cpu1 cannot be offlined"
+zswap_large_setup
+stored=$(mmtune_zswap thp_stored) loads=$(vmstat zswpin)
+rm -rf /tmp/hp && mkdir /tmp/hp
+for w in 1 2; do
+	(
+		i=0
+		while [ ! -e /tmp/hp/stop ]; do
+			i=$((i + 1))
+			swap_integrity --size 16 --thp --fill compressible --evict pageout --min-out-pct 50 \
+				--seed $((w * 1000 + i)) >/tmp/hp/$w.out 2>&1 ||
+				{ cat /tmp/hp/$w.out; echo "writer $w round $i failed"; exit 1; }
+		done
+		echo "writer $w: $i rounds, every byte equal"
+	) &
+	eval "w$w=\$!"
+done
+n=0 end=$(( $(date +%s) + 40 ))
+while [ "$(date +%s)" -lt $end ]; do
+	echo 0 >$cpu1 || fail "offline cpu1 ($n)"
+	sleep 0.5
+	echo 1 >$cpu1 || fail "online cpu1 ($n)"
+	sleep 0.5
+	n=$((n + 1))
+done
+touch /tmp/hp/stop
+wait "$w1" || fail "writer 1 lost data or failed"
+wait "$w2" || fail "writer 2 lost data or failed"
+info "cpu1 offline/online $n times; THPs stored whole $(( $(mmtune_zswap thp_stored) - stored )), zswap loads $(( $(vmstat zswpin) - loads ))"
+assert_ge "$n" 10 "hotplug cycles"
+assert_ge $(( $(mmtune_zswap thp_stored) - stored )) 8 "THPs stored whole in zswap across hotplug"
+unload_mmtune
+zswap_disable
+swapoff_all
