@@ -127,10 +127,10 @@ def _preview(ctx, prof, owned, verb):
         engine.missing_error(ctx, plan, say)
         return plan, EXIT_ERROR
     for c in plan.writes:
-        say("%s %s: %s -> %s (%s)" % (verb, c.knob.name, c.before, c.target, c.origin))
+        say("%s %s: %s -> %s (%s)" % (verb, c.knob.name, engine.was(c), c.target, c.origin))
     for c in plan.restores:
         say("%s %s: %s -> %s (saved original: not in profile %s)" % (
-            verb, c.knob.name, c.before, c.target, prof.name))
+            verb, c.knob.name, engine.was(c), c.target, prof.name))
     return plan, EXIT_OK
 
 

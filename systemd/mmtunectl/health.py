@@ -106,7 +106,8 @@ def evaluate(ctx):
         if row["state"] in ("drift", "missing"):
             r.problems.append((DRIFT, "%s: %s: wanted %s, live %s (%s)" % (
                 row["state"], row["name"], row["wanted"],
-                row["live"] if row["live"] is not None else "(no such file)", row["origin"])))
+                row["live"] if row["live"] is not None else "(no such file)", row["origin"])
+                + ("; the kernel uses %s" % row["in_use"] if row.get("in_use") else "")))
     # A profile picked automatically must still be the one the overrides and
     # rules pick now (e.g. config management changed /etc/mmtune/profile).
     if (r.state and r.selected and r.selection.source != "explicit"

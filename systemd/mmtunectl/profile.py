@@ -309,6 +309,15 @@ class Loader(object):
                 errors.append("%s: unknown key %r in [%s]%s" % (
                     here, key, section, _suggest(key, keys)))
                 continue
+            # The two forms of one kernel setting (schema.PAIRS): the last
+            # one set wins, as for one knob; both in one file is ambiguous.
+            if knob.pair and ("sysctl", knob.pair[len("sysctl."):]) in seen:
+                errors.append("%s: %s and %s (line %d) are one kernel setting: set one of them"
+                              % (here, knob.name, knob.pair,
+                                 seen[("sysctl", knob.pair[len("sysctl."):])]))
+                continue
+            if knob.pair:
+                prof.settings.pop(knob.pair, None)
             if value == "":
                 prof.settings.pop(knob.name, None)
                 continue

@@ -156,6 +156,11 @@ def owned(ctx, facts=None):
                     for k in schema.KNOBS:
                         if fnmatch.fnmatch("/" + k.path, key):
                             result[k.name] = who
+    # Both forms of one kernel setting have one owner.
+    for a, b in schema.PAIRS:
+        if a in result or b in result:
+            result.setdefault(a, result.get(b))
+            result.setdefault(b, result.get(a))
     return result
 
 
