@@ -121,8 +121,7 @@ def _preview(ctx, prof, owned, verb):
     """The plan of applying prof, printed knob by knob; nothing is written."""
     state = engine.load_state(ctx) or {"saved": {}}
     plan = engine.make_plan(ctx, prof, owned, dict(state["saved"]))
-    for m in plan.skips:
-        say(m)
+    plan.report(ctx, say)
     if plan.missing:
         engine.missing_error(ctx, plan, say)
         return plan, EXIT_ERROR
@@ -150,7 +149,7 @@ def cmd_apply(ctx, args):
             return rc
         say("dry run: profile %s: %d would be written, %d already set, %d restored, "
             "%d skipped; nothing written" % (prof.name, len(plan.writes), plan.unchanged,
-                                             len(plan.restores), len(plan.skips)))
+                                             len(plan.restores), plan.skipped()))
         return EXIT_OK
     return engine.apply(ctx, prof, sel, tuned.owned(ctx), say, reload=args.reload)
 
@@ -213,7 +212,13 @@ def status_doc(ctx, r):
            "selected_profile": r.selected.name if r.selected else None,
            "applied_profile": (r.state or {}).get("profile"),
            "module_expected": r.module_expected, "kernel_hooks": r.hooks,
-           "last_apply": engine.load_last_apply(ctx)}
+           "last_apply": engine.load_last_apply(ctx), "absent_features": {}}
+    for row in r.rows:
+        f = row.get("absent_feature")
+        if f:
+            path, _, needs = schema.FEATURES[f]
+            doc["absent_features"].setdefault(f, {"path": ctx.show(path), "needs": needs,
+                                                  "knobs": []})["knobs"].append(row["name"])
     if r.selection:
         doc["profile"] = {"name": r.selection.name, "source": r.selection.source,
                           "reason": r.selection.reason,
@@ -259,6 +264,9 @@ def cmd_status(ctx, args):
             ", ".join("%s %s" % kv for kv in sorted(m["features"].items())) or "-"))
     else:
         say("module: mmtune not loaded (kernel hooks: %s)" % doc["kernel_hooks"])
+    for f, a in sorted(doc["absent_features"].items()):
+        say("kernel: no %s (%s absent; needs %s): %d knob(s) of the profile skipped" % (
+            f, a["path"], a["needs"], len(a["knobs"])))
     if doc["tuned"]["active_profile"]:
         say("tuned: active profile %s" % doc["tuned"]["active_profile"])
     say("%-40s %-14s %-14s %s" % ("knob", "wanted", "live", "state"))

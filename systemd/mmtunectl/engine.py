@@ -302,6 +302,34 @@ def _skip_msg(ctx, setting):
         k.name, ctx.show(k.path), k.provider, setting.origin)
 
 
+def absent_feature(ctx, knob):
+    """The outermost kernel feature (schema.FEATURES) of knob that this
+    kernel lacks, or None: no zswap, no mmtune.ko, an mTHP size it lacks."""
+    found, f = None, knob.feature
+    while f:
+        path, parent, _ = schema.FEATURES[f]
+        if not ctx.exists(path):
+            found = f
+        f = parent
+    return found
+
+
+def absent_features(ctx, settings):
+    """{feature: [Setting]} of the settings whose feature is absent, in order."""
+    out = collections.OrderedDict()
+    for s in settings:
+        f = absent_feature(ctx, s.knob)
+        if f:
+            out.setdefault(f, []).append(s)
+    return out
+
+
+def feature_msg(ctx, feature, settings):
+    path, _, provider = schema.FEATURES[feature]
+    return "warning: kernel feature %s is absent (no %s; needs %s): skipped %s" % (
+        feature, ctx.show(path), provider, ", ".join(s.knob.name for s in settings))
+
+
 class Plan(object):
     """What applying a profile would do, computed without writing."""
 
@@ -310,18 +338,35 @@ class Plan(object):
         self.restores = []      # [Change] knobs of an earlier apply this profile leaves alone
         self.missing = []       # [Setting] required, absent on this kernel
         self.skips = []         # messages: optional absent, owned by tuned
+        self.absent = {}        # {feature: [Setting]}: this kernel lacks the feature
         self.unchanged = 0
 
     def changes(self):
         return self.writes + self.restores
 
+    def skipped(self):
+        return len(self.skips) + sum(len(v) for v in self.absent.values())
+
+    def report(self, ctx, say):
+        """The skip lines: one per absent feature, one per other skipped knob."""
+        for f, settings in self.absent.items():
+            say(feature_msg(ctx, f, settings), prio=journal.WARNING)
+        for m in self.skips:
+            say(m)
+
 
 def make_plan(ctx, profile, owned, saved):
     plan = Plan()
+    mine = [s for s in profile.ordered() if s.knob.name not in owned]
+    # Required means required where the kernel has the feature.
+    plan.absent = absent_features(ctx, mine)
+    absent = set(s.knob.name for v in plan.absent.values() for s in v)
     for s in profile.ordered():
         k = s.knob
         if k.name in owned:
             plan.skips.append("skip %s: owned by %s" % (k.name, owned[k.name]))
+            continue
+        if k.name in absent:
             continue
         live = read_knob(ctx, k)
         if live is None:
@@ -364,8 +409,7 @@ def apply(ctx, profile, selection, owned, say, reload=False):
         state = load_state(ctx) or {"saved": {}}
         saved = dict(state["saved"])
         plan = make_plan(ctx, profile, owned, saved)
-        for m in plan.skips:
-            say(m)
+        plan.report(ctx, say)
         if plan.missing:
             missing_error(ctx, plan, say)
             say("error: nothing applied", err=True)
@@ -388,7 +432,9 @@ def apply(ctx, profile, selection, owned, say, reload=False):
         save_state(ctx, {"version": 1, "profile": profile.name, "source": selection.source,
                          "reason": selection.reason, "applied_at": ctx.now(),
                          "files": profile.files, "saved": saved,
-                         "refused": [c.knob.name for c, _ in refused]})
+                         "refused": [c.knob.name for c, _ in refused],
+                         "absent_features": dict((f, [x.knob.name for x in v])
+                                                 for f, v in plan.absent.items())})
         for c in plan.writes:
             if c in written:
                 say("set %s = %s (was %s)" % (c.knob.name, c.target, was(c)))
@@ -397,7 +443,7 @@ def apply(ctx, profile, selection, owned, say, reload=False):
                 say("restored %s = %s (not in this profile)" % (c.knob.name, c.target))
         say("applied profile %s: %d written, %d already set, %d restored, %d skipped%s" % (
             profile.name, len([c for c in written if c in plan.writes]), plan.unchanged,
-            len([c for c in written if c in plan.restores]), len(plan.skips),
+            len([c for c in written if c in plan.restores]), plan.skipped(),
             ", %d refused" % len(refused) if refused else ""))
         record(ctx, "apply", profile.name, True, written, refused, reload=reload)
         return 0
@@ -453,6 +499,9 @@ def knob_rows(ctx, profile, owned):
         elif k.name in owned:
             row["state"] = "tuned"
             row["owner"] = owned[k.name]
+        elif live is None and absent_feature(ctx, k):
+            row["state"] = "skipped"
+            row["absent_feature"] = absent_feature(ctx, k)
         elif live is None:
             row["state"] = "skipped" if s.optional else "missing"
         else:

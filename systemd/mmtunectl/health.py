@@ -68,6 +68,8 @@ class Report(object):
         self.module = None
         self.hooks = None
         self.module_expected = False
+        # {feature: present} of the kernel features the profile's knobs need
+        self.features = {}
 
     def status(self):
         codes = set(c for c, _ in self.problems)
@@ -102,6 +104,11 @@ def evaluate(ctx):
     owned = tuned.owned(ctx)
     r.rows = engine.knob_rows(ctx, r.profile, owned)
     r.module = engine.module_info(ctx)
+    for row in r.rows:
+        k = schema.BY_NAME[row["name"]]
+        if row["wanted"] is not None and k.feature:
+            f = row.get("absent_feature") or k.feature
+            r.features[f] = r.features.get(f, True) and not row.get("absent_feature")
     for row in r.rows:
         if row["state"] in ("drift", "missing"):
             r.problems.append((DRIFT, "%s: %s: wanted %s, live %s (%s)" % (

@@ -87,6 +87,10 @@ def render(ctx, report):
         f.add("mmtune_feature_on", "gauge",
               "1 when a feature group of the module is switched on (features file).",
               state == "on", [("feature", feat)])
+    for feat, present in sorted(report.features.items()):
+        f.add("mmtune_kernel_feature_present", "gauge",
+              "1 when this kernel has a feature the profile's knobs need (thp, zswap, mmtune, "
+              "an mTHP size); 0: its knobs are skipped.", present, [("feature", feat)])
     last = engine.load_last_apply(ctx)
     f.add("mmtune_apply_success", "gauge",
           "1 when the last apply this boot succeeded; 0 when it failed or none ran.",

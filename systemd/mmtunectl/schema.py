@@ -274,7 +274,7 @@ for _s in MTHP_SIZES_KB:
         THP + "/hugepages-%dkB" % _s, "thp", "mTHP size %d kB (kernel 6.8+ with this size)" % _s)
 for _d in MM_DIRS:
     FEATURES["mmtune." + _d] = (MMTUNE + "/" + _d, "mmtune",
-                                "feature group %s of mmtune.ko (an older module lacks it)" % _d)
+                                "mmtune.ko with feature group %s (an older module lacks it)" % _d)
 
 # One kernel setting in two forms: writing one makes the kernel zero the
 # other (dirty_ratio_handler() and friends, mm/page-writeback.c), so the

@@ -67,14 +67,10 @@ def test_status_json_schema_is_stable(root, run):
     """The documented keys and types (systemd/README.md), independent of values."""
     rc, out, err = run("status", "--json")
     doc = json.loads(out)
-    assert sorted(doc) == ["applied", "counters", "errors", "exit_status", "health", "kernel_hooks",
-                           "knobs", "last_apply", "module", "module_expected", "ok", "problems",
-                           "profile", "schema_version", "selected_profile", "applied_profile",
-                           "tuned"].__class__(sorted(
-                               ["applied", "applied_profile", "counters", "errors", "exit_status",
-                                "health", "kernel_hooks", "knobs", "last_apply", "module",
-                                "module_expected", "ok", "problems", "profile", "schema_version",
-                                "selected_profile", "tuned"]))
+    assert sorted(doc) == sorted(
+        ["absent_features", "applied", "applied_profile", "counters", "errors", "exit_status",
+         "health", "kernel_hooks", "knobs", "last_apply", "module", "module_expected", "ok",
+         "problems", "profile", "schema_version", "selected_profile", "tuned"])
     assert isinstance(doc["ok"], bool) and isinstance(doc["module_expected"], bool)
     assert doc["health"] in ("ok", "drift", "error", "module-not-loaded", "kernel-without-hooks")
     assert doc["kernel_hooks"] in ("yes", "no", "unknown")
@@ -84,7 +80,7 @@ def test_status_json_schema_is_stable(root, run):
                                         "admin-override", "recommend", "default")
     assert sorted(doc["module"]) == ["abi_version", "features", "loaded", "version"]
     for k in doc["knobs"]:
-        assert set(k) - {"owner"} == {"name", "path", "wanted", "live", "state", "optional", "origin"}
+        assert set(k) - {"owner", "absent_feature", "in_use"} == {"name", "path", "wanted", "live", "state", "optional", "origin"}
         assert k["state"] in ("match", "drift", "missing", "skipped", "tuned", "unmanaged")
     assert all(isinstance(v, int) for v in doc["counters"].values())
 
