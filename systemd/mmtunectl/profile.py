@@ -62,8 +62,9 @@ class Profile(object):
 INLINE_COMMENT = re.compile(r"\s#.*$")
 
 
-def parse_ini(text, shown):
-    """(entries, errors). Entries: (section, optional, key, optional, value, line)."""
+def parse_ini(text, shown, headers=None):
+    """(entries, errors). Entries: (section, optional, key, optional, value, line).
+    headers, when given, gets (line, section) of every section header."""
     entries, errors = [], []
     section, sec_opt = None, False
     for n, raw in enumerate(text.splitlines(), 1):
@@ -78,6 +79,8 @@ def parse_ini(text, shown):
             section = line[1:-1].strip()
             sec_opt = section.startswith("?")
             section = section.lstrip("?").strip()
+            if headers is not None:
+                headers.append((n, section))
             continue
         if "=" not in line:
             errors.append("%s:%d: expected 'key = value', got %r" % (shown, n, line))

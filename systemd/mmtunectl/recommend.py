@@ -141,12 +141,11 @@ def parse_rules(ctx, errors):
     for rel in files:
         shown = ctx.show(rel)
         text = read_text(ctx.path(rel), shown, errors)
-        entries, errs = parse_ini(text, shown)
+        heads = []
+        # Parsed like a profile (inline and header comments), so that every
+        # rule and condition is seen as the file means it.
+        entries, errs = parse_ini(text, shown, heads)
         errors.extend(errs)
-        # Section headers start rules; parse_ini gives entries only, so find
-        # headers (with line numbers) here to keep rules without conditions.
-        heads = [(n, l.strip()[1:-1].strip()) for n, l in enumerate(text.splitlines(), 1)
-                 if l.strip().startswith("[") and l.strip().endswith("]")]
         by_line = {}
         for n, name in heads:
             if not NAME_RE.match(name):

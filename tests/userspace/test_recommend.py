@@ -113,3 +113,20 @@ def test_unreadable_override_and_rules_are_errors_with_the_file(root, run):
     rc, out, err = run("apply", "--auto")
     assert rc == 2
     assert err.startswith("error: /etc/mmtune/recommend.rules.d/10-x.rules: cannot read: Is a directory\n")
+
+
+def test_rules_are_parsed_like_profiles(root, run):
+    """Header and inline comments (issue 28, point 5): a rule whose header
+    carries a comment is a rule, first line of the file or further down."""
+    fakeroot.write(root, "etc/mmtune/recommend.rules.d/10-edge.rules",
+                   "[web-latency]  # edge\nfile=/usr/sbin/nginx   # the proxy\n"
+                   "# next\n[database]\t# db\ncpus=>=1\n")
+    fakeroot.write(root, "usr/sbin/nginx", "")
+    rc, out, err = run("apply", "--auto")
+    assert (rc, err) == (0, "")
+    assert out.startswith("profile web-latency (recommend rule "
+                          "/etc/mmtune/recommend.rules.d/10-edge.rules:1 [web-latency]: "
+                          "file=/usr/sbin/nginx)\n")
+    os.unlink(os.path.join(root, "usr/sbin/nginx"))
+    assert rec(run).startswith(
+        "database\nreason: recommend rule /etc/mmtune/recommend.rules.d/10-edge.rules:4 ")
