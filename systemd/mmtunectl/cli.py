@@ -18,6 +18,7 @@ Exit statuses:
 import argparse
 import json
 import os
+import re
 import sys
 
 from . import VERSION, engine, health, journal, metrics, recommend, schema, tuned
@@ -154,13 +155,25 @@ def cmd_apply(ctx, args):
     return engine.apply(ctx, prof, sel, tuned.owned(ctx), say, reload=args.reload)
 
 
+def _dropin_name(path):
+    name = os.path.basename(path)
+    return name if name.endswith(".conf") else name + ".conf"
+
+
 def cmd_diff(ctx, args):
     for f in args.dropin:
         if not os.path.isfile(f):
             say("error: %s: no such file" % f, err=True)
             return EXIT_ERROR
     sel = _selection(ctx, args.profile)
-    prof = Loader(ctx, extra_dropins=args.dropin).load(sel.name)
+    for f in args.dropin:
+        # It replaces the drop-in of the same name that apply would read
+        # (the highest layer that has one), else it is a new one in /etc.
+        rels = ["%s/profiles/%s.conf.d/%s" % (d, sel.name, _dropin_name(f))
+                for _, d in ctx.layers()]
+        rel = ([r for r in rels if ctx.exists(r)] + [rels[1]])[0]
+        ctx.overlay[os.path.normpath(rel)] = os.path.abspath(f)
+    prof = Loader(ctx).load(sel.name)
     plan, rc = _preview(ctx, prof, tuned.owned(ctx), "change")
     if rc:
         return rc
@@ -171,17 +184,85 @@ def cmd_diff(ctx, args):
     return EXIT_DRIFT if n else EXIT_OK
 
 
+def place(ctx, rel):
+    """(kind, profile name) of a file mmtunectl reads at rel: "profile",
+    "dropin", "override", "rules"; (None, None) for any other path."""
+    rel = os.path.normpath(rel)
+    if rel in ("etc/mmtune/profile", "run/mmtune/profile"):
+        return "override", None
+    for _, d in ctx.layers():
+        d = re.escape(d)
+        for kind, rx in (("rules", d + r"/recommend\.rules(?:\.d/[^/]+\.rules)?$"),
+                         ("profile", d + r"/profiles/([^/]+)\.conf$"),
+                         ("dropin", d + r"/profiles/([^/]+)\.conf\.d/[^/]+\.conf$")):
+            m = re.match(rx, rel)
+            if m:
+                return kind, (m.group(1) if m.groups() else None)
+    return None, None
+
+
+def _check_alone(ctx, path):
+    errors, prof = Loader(ctx).check_file(path)
+    for e in errors:
+        say("error: " + e, err=True)
+    if not errors:
+        say("%s: ok, %d knob(s)" % (path, len(prof.settings)))
+    return EXIT_ERROR if errors else EXIT_OK
+
+
 def cmd_check(ctx, args):
-    rc = EXIT_OK
-    for path in args.file:
-        errors, prof = Loader(ctx).check_file(path)
-        for e in errors:
-            say("error: " + e, err=True)
-        if errors:
+    """Validate files in the place they are for: FILE=PATH (or FILE at its
+    place, or with --profile a drop-in of that profile) is read instead of
+    PATH, and every profile that reads it, the profile --profile names and
+    the one apply --auto would pick are resolved in full, with every
+    cross-knob rule. A file that is none of these is checked on its own."""
+    rc, placed = EXIT_OK, []
+    for arg in args.file:
+        src, sep, dest = arg.partition("=")
+        if not os.path.lexists(src):
+            say("error: %s: cannot read: %s" % (src, os.strerror(2)), err=True)
             rc = EXIT_ERROR
-        else:
-            say("%s: ok, %d knob(s)" % (path, len(prof.settings)))
-    return rc
+            continue
+        rel = ctx.rel_of(dest if sep else src)
+        if not sep and place(ctx, rel)[0] is None:
+            if not args.profile:
+                rc = max(rc, _check_alone(ctx, src))
+                continue
+            rel = "etc/mmtune/profiles/%s.conf.d/%s" % (args.profile, _dropin_name(src))
+        kind, name = place(ctx, rel)
+        if kind is None:
+            say("error: %s: mmtunectl reads no such file (a profile, drop-in, override or "
+                "rules file under /run/mmtune, /etc/mmtune or /%s)" % (dest, ctx.vendor),
+                err=True)
+            rc = EXIT_ERROR
+            continue
+        if os.path.abspath(src) != os.path.abspath(ctx.path(rel)):
+            ctx.overlay[os.path.normpath(rel)] = os.path.abspath(src)
+        placed.append((src, rel, kind, name))
+    if not placed and not args.profile:
+        return rc
+    errors, names = [], set(n for _, _, _, n in placed if n)
+    if args.profile:
+        names.add(args.profile)
+    try:
+        if any(kind == "rules" for _, _, kind, _ in placed):
+            recommend.match(ctx)
+        sel = recommend.select(ctx)
+        names.add(sel.name)
+        say("selected profile: %s (%s)" % (sel.name, sel.reason))
+    except ConfigError as e:
+        errors.extend(e.errors)
+    loader = Loader(ctx)
+    shown = set(ctx.show(rel) for _, rel, _, _ in placed)
+    for name in sorted(set(loader.names()) | names):
+        prof, errs = loader.resolve(name)
+        if name in names or shown & set(prof.files):
+            errors.extend(e for e in errs if e not in errors)
+            if not errs:
+                say("profile %s: ok, %d knob(s)" % (name, len(prof.settings)))
+    for e in errors:
+        say("error: " + e, err=True)
+    return EXIT_ERROR if errors else rc
 
 
 def cmd_verify(ctx, args):
@@ -330,9 +411,14 @@ def parser():
     s = sub.add_parser("diff", help="what apply [PROFILE] would change: exit 0 none, 1 some")
     s.add_argument("profile", nargs="?")
     s.add_argument("--dropin", action="append", default=[], metavar="FILE",
-                   help="read FILE as the profile's last drop-in (a change not deployed yet)")
-    s = sub.add_parser("check", help="validate profile files: exit 0 valid, 2 errors (file:line)")
-    s.add_argument("file", nargs="+")
+                   help="read FILE in place of the profile's drop-in of the same name "
+                        "(a change not deployed yet)")
+    s = sub.add_parser("check", help="validate files where they would be read: exit 0 valid, "
+                                     "2 errors (file:line)")
+    s.add_argument("--profile", metavar="NAME",
+                   help="also resolve profile NAME; a FILE at no known place is its drop-in")
+    s.add_argument("file", nargs="+", metavar="FILE[=PATH]",
+                   help="FILE, read in place of PATH (a profile, drop-in, override or rules file)")
     sub.add_parser("verify", help="compare live values with the profile: exit 0 match, "
                                   "1 drift, 2 error, 3 module not loaded, 5 no hooks")
     s = sub.add_parser("status", help="active profile, why, every knob, counters, health")

@@ -182,10 +182,8 @@ def read_text(path, shown, errors):
 
 
 class Loader(object):
-    def __init__(self, ctx, extra_dropins=()):
+    def __init__(self, ctx):
         self.ctx = ctx
-        # Host paths read after every drop-in of the top profile (diff --dropin).
-        self.extra_dropins = list(extra_dropins)
 
     def main_file(self, name):
         """(rel path, masked) of the winning main file, or (None, False)."""
@@ -202,11 +200,7 @@ class Loader(object):
         chosen = {}
         for _, d in reversed(self.ctx.layers()):
             rel = "%s/profiles/%s.conf.d" % (d, name)
-            try:
-                names = os.listdir(self.ctx.path(rel))
-            except OSError:
-                continue
-            for f in names:
+            for f in self.ctx.listdir(rel):
                 if f.endswith(".conf"):
                     chosen[f] = rel + "/" + f
         return [chosen[f] for f in sorted(chosen) if not self.ctx.is_masked(chosen[f])]
@@ -215,11 +209,7 @@ class Loader(object):
         """{name: (rel path of the winning file, layer, masked)} over all layers."""
         found = {}
         for layer, d in reversed(self.ctx.layers()):
-            try:
-                files = os.listdir(self.ctx.path(d + "/profiles"))
-            except OSError:
-                continue
-            for f in files:
+            for f in self.ctx.listdir(d + "/profiles"):
                 rel = "%s/profiles/%s" % (d, f)
                 if f.endswith(".conf") and (self.ctx.is_masked(rel)
                                             or os.path.isfile(self.ctx.path(rel))):
@@ -227,12 +217,17 @@ class Loader(object):
         return found
 
     def load(self, name):
+        prof, errors = self.resolve(name)
+        if errors:
+            raise ConfigError(errors)
+        return prof
+
+    def resolve(self, name):
+        """(profile, errors) without raising: check wants both."""
         errors = []
         prof = self._load(name, [], errors, None)
-        if errors:
-            # A parent's error shows up again in each profile that includes it.
-            raise ConfigError(sorted(set(errors), key=errors.index))
-        return prof
+        # A parent's error shows up again in each profile that includes it.
+        return prof, sorted(set(errors), key=errors.index)
 
     def _load(self, name, chain, errors, where):
         prof = Profile(name)
@@ -248,11 +243,8 @@ class Loader(object):
         if masked:
             errors.append("%sprofile %r is masked by %s" % (at, name, self.ctx.show(rel)))
             return prof
-        # (shown name, real path): the layered files, then (top profile
-        # only) the extra host files given to diff --dropin.
+        # (shown name, real path) of the layered files
         files = [(self.ctx.show(f), self.ctx.path(f)) for f in [rel] + self.dropins(name)]
-        if not chain:
-            files += [(f, f) for f in self.extra_dropins]
         parsed = []
         for i, (shown, path) in enumerate(files):
             entries, errs = parse_ini(read_text(path, shown, errors), shown)

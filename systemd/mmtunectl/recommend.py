@@ -122,11 +122,7 @@ def parse_rules(ctx, errors):
     files = []
     chosen = {}
     for _, d in reversed(ctx.layers()):
-        try:
-            names = os.listdir(ctx.path(d + "/recommend.rules.d"))
-        except OSError:
-            names = []
-        for f in names:
+        for f in ctx.listdir(d + "/recommend.rules.d"):
             if f.endswith(".rules"):
                 chosen[f] = d + "/recommend.rules.d/" + f
     files = [chosen[f] for f in sorted(chosen) if not ctx.is_masked(chosen[f])]
