@@ -149,6 +149,16 @@ def make(root, module=True, vendor=True):
     return root
 
 
+def enable_tuned(root, active):
+    """tuned installed, enabled (systemctl enable tuned) and its active profile."""
+    write(root, "usr/sbin/tuned", "")
+    write(root, "etc/tuned/active_profile", active + "\n")
+    wants = os.path.join(root, "etc/systemd/system/multi-user.target.wants")
+    os.makedirs(wants, exist_ok=True)
+    if not os.path.lexists(os.path.join(wants, "tuned.service")):
+        os.symlink("/lib/systemd/system/tuned.service", os.path.join(wants, "tuned.service"))
+
+
 def snapshot(root):
     """Every live knob file: {rel: content}."""
     out = {}

@@ -260,8 +260,7 @@ def test_non_root_can_read(run):
 
 
 def tuned_root(root):
-    fakeroot.write(root, "usr/sbin/tuned", "")
-    fakeroot.write(root, "etc/tuned/active_profile", "site-db\n")
+    fakeroot.enable_tuned(root, "site-db")
     fakeroot.write(root, "usr/lib/tuned/throughput-performance/tuned.conf",
                    "[main]\nsummary=x\n[vm]\ntransparent_hugepages=always\n[sysctl]\nvm.dirty_ratio=40\n")
     fakeroot.write(root, "etc/tuned/site-db/tuned.conf",
