@@ -103,9 +103,22 @@ def cmd_show(ctx, args):
 
 
 def cmd_recommend(ctx, args):
-    sel = recommend.select(ctx, use_overrides=not args.no_override)
+    if args.reset:
+        if not need_root(ctx, "recommend --reset"):
+            return EXIT_NOT_ROOT
+        name, _ = recommend.recorded(ctx)
+        if name:
+            os.unlink(ctx.path(recommend.RECORD))
+        say("forgot the recorded pick %s; the next apply --auto picks by the rules"
+            % name if name else "no recorded pick")
+    # What the rules pick now; the record is what apply --auto keeps using.
+    sel = recommend.select(ctx, use_overrides=not args.no_override, use_record=False)
     say(sel.name)
     say("reason: %s" % sel.reason)
+    name, _ = recommend.recorded(ctx)
+    if name and name != sel.name and sel.source in ("recommend", "default"):
+        say("recorded: %s (apply --auto keeps it; `mmtunectl recommend --reset` to pick again)"
+            % name)
     if args.verbose:
         facts = recommend.Facts(ctx).describe()
         say("facts: " + ", ".join("%s=%s" % (k, facts[k]) for k in sorted(facts)))
@@ -152,7 +165,10 @@ def cmd_apply(ctx, args):
             "%d skipped; nothing written" % (prof.name, len(plan.writes), plan.unchanged,
                                              len(plan.restores), plan.skipped()))
         return EXIT_OK
-    return engine.apply(ctx, prof, sel, tuned.owned(ctx), say, reload=args.reload)
+    rc = engine.apply(ctx, prof, sel, tuned.owned(ctx), say, reload=args.reload)
+    if rc == EXIT_OK and sel.source in ("recommend", "default"):
+        recommend.record(ctx, sel)
+    return rc
 
 
 def _dropin_name(path):
@@ -293,7 +309,8 @@ def status_doc(ctx, r):
            "selected_profile": r.selected.name if r.selected else None,
            "applied_profile": (r.state or {}).get("profile"),
            "module_expected": r.module_expected, "kernel_hooks": r.hooks,
-           "last_apply": engine.load_last_apply(ctx), "absent_features": {}}
+           "last_apply": engine.load_last_apply(ctx), "absent_features": {},
+           "recommended_profile": r.recommended, "recorded_profile": r.recorded}
     for row in r.rows:
         f = row.get("absent_feature")
         if f:
@@ -338,6 +355,10 @@ def cmd_status(ctx, args):
         say("profile: %s (%s; %s: %s)" % (p["name"], applied, p["source"], p["reason"]))
     if doc["selected_profile"] and p and doc["selected_profile"] != p["name"]:
         say("selected: %s (the overrides and rules pick it now)" % doc["selected_profile"])
+    if doc["recorded_profile"] and doc["recommended_profile"] not in (None, doc["recorded_profile"]):
+        say("recommend: the rules pick %s now; the recorded pick %s is kept "
+            "(mmtunectl recommend --reset to pick again)" % (
+                doc["recommended_profile"], doc["recorded_profile"]))
     m = doc["module"]
     if m["loaded"]:
         say("module: mmtune %s, abi %s, features: %s" % (
@@ -401,6 +422,8 @@ def parser():
     s = sub.add_parser("recommend", help="the profile apply --auto picks, and why")
     s.add_argument("--no-override", action="store_true", help="rules only, ignore overrides")
     s.add_argument("-v", "--verbose", action="store_true", help="also print the host facts")
+    s.add_argument("--reset", action="store_true",
+                   help="forget the pick the first apply --auto recorded (root)")
     s = sub.add_parser("apply", help="apply PROFILE, or the recommended one (--auto)")
     s.add_argument("profile", nargs="?")
     s.add_argument("--auto", action="store_true")

@@ -70,6 +70,8 @@ class Report(object):
         self.module_expected = False
         # {feature: present} of the kernel features the profile's knobs need
         self.features = {}
+        self.recommended = None     # what the rules pick now
+        self.recorded = None        # the pick the first apply --auto recorded
 
     def status(self):
         codes = set(c for c, _ in self.problems)
@@ -89,6 +91,8 @@ def evaluate(ctx):
         r.errors.append(str(e))
     try:
         r.selected = recommend.select(ctx)
+        r.recorded = recommend.recorded(ctx)[0]
+        r.recommended = recommend.select(ctx, use_overrides=False, use_record=False).name
     except ConfigError as e:
         r.errors.extend(e.errors)
     if r.state and r.state.get("profile"):
@@ -115,10 +119,10 @@ def evaluate(ctx):
                 row["state"], row["name"], row["wanted"],
                 row["live"] if row["live"] is not None else "(no such file)", row["origin"])
                 + ("; the kernel uses %s" % row["in_use"] if row.get("in_use") else "")))
-    # A profile picked automatically must still be the one the overrides and
-    # rules pick now (e.g. config management changed /etc/mmtune/profile).
-    if (r.state and r.selected and r.selection.source != "explicit"
-            and r.selected.name != r.selection.name):
+    # The applied profile must be the one the overrides and rules pick now
+    # (config management changed /etc/mmtune/profile, or someone ran
+    # `mmtunectl apply X` by hand): the next boot would apply another.
+    if r.state and r.selected and r.selected.name != r.selection.name:
         r.problems.append((DRIFT, "drift: profile: applied %s, now selected %s (%s); "
                            "run mmtunectl apply --auto" % (
                                r.selection.name, r.selected.name, r.selected.reason)))

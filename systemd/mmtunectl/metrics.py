@@ -91,6 +91,11 @@ def render(ctx, report):
         f.add("mmtune_kernel_feature_present", "gauge",
               "1 when this kernel has a feature the profile's knobs need (thp, zswap, mmtune, "
               "an mTHP size); 0: its knobs are skipped.", present, [("feature", feat)])
+    f.add("mmtune_recommendation_differs", "gauge",
+          "1 when the recommend rules now pick another profile than the one the first "
+          "apply --auto recorded (kept until mmtunectl recommend --reset).",
+          bool(report.recorded and report.recommended
+               and report.recorded != report.recommended))
     last = engine.load_last_apply(ctx)
     f.add("mmtune_apply_success", "gauge",
           "1 when the last apply this boot succeeded; 0 when it failed or none ran.",

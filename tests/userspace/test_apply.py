@@ -24,6 +24,7 @@ def add_all_mmtune_knobs(root):
 @pytest.mark.parametrize("name", PROFILES)
 @pytest.mark.parametrize("module", ["none", "zswap-only", "all-features"])
 def test_apply_each_profile_reads_back(root, run, name, module):
+    fakeroot.write(root, "etc/mmtune/profile", name + "\n")  # selected: else verify says drift
     if module == "none":
         import shutil
         shutil.rmtree(os.path.join(root, "sys/kernel/mm/mmtune"))
@@ -271,6 +272,7 @@ def tuned_root(root):
 def test_tuned_owned_knobs_are_left_to_tuned(root, run):
     tuned_root(root)
     fakeroot.write(root, "proc/sys/vm/dirty_ratio", "40")
+    fakeroot.write(root, "etc/mmtune/profile", "database\n")      # selected, so verify can pass
     rc, out, err = run("apply", "database")
     assert rc == 0
     owned = [l for l in out.splitlines() if "owned by tuned" in l]

@@ -99,6 +99,7 @@ def test_an_mthp_size_the_kernel_lacks(root, run):
     fakeroot.write(root, "etc/mmtune/profiles/database.conf.d/60-mthp.conf",
                    "[thp.hugepages-64kB]\nenabled = inherit\n"
                    "[thp.hugepages-16kB]\nenabled = always\n")
+    fakeroot.write(root, "etc/mmtune/profile", "database\n")      # selected, so verify can pass
     rc, out, err = run("apply", "database")
     assert (rc, err) == (0, "")
     assert lines(out, "warning: kernel feature thp.") == [

@@ -36,6 +36,7 @@ def exec_stop(root):
 @pytest.mark.parametrize("undo", ["rollback", "stop", "switch"])
 def test_the_mode_found_is_the_mode_restored(root, run, start, undo):
     found = BYTES_MODE if start == "bytes" else RATIO_MODE
+    fakeroot.write(root, "etc/mmtune/profile", "database\n")      # selected, so verify can pass
     for f, v in found.items():
         fakeroot.write(root, VM + f, v)
     rc, out, err = run("apply", "database")
@@ -46,7 +47,7 @@ def test_the_mode_found_is_the_mode_restored(root, run, start, undo):
         assert "set sysctl.vm.dirty_ratio = 10 (was sysctl.vm.dirty_bytes = 536870912)\n" in out
     else:
         assert "set sysctl.vm.dirty_ratio = 10 (was 20)\n" in out
-    assert run("verify")[:2] == (0, run("verify")[1])
+    assert run("verify")[0] == 0
     if undo == "switch":
         rc, out, err = run("apply", "balanced")       # sets neither form
     else:
