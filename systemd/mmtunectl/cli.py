@@ -13,6 +13,10 @@ Exit statuses:
      writes for itself, e.g. the state file (main() maps PermissionError)
   5  verify/status: kernel without mmtune hooks (see health.py)
   6  apply/rollback: another process held /run/mmtune/lock past --lock-timeout
+  7  internal error: a bug in mmtunectl (traceback on stderr); never a
+     verdict on the host. Recorded in /run/mmtune/last-run.json for the
+     metrics (status --prometheus --output writes a file saying so even
+     when it fails itself).
 """
 
 import argparse
@@ -20,6 +24,7 @@ import json
 import os
 import re
 import sys
+import traceback
 
 from . import VERSION, engine, health, journal, metrics, recommend, schema, tuned
 from .context import Context
@@ -27,7 +32,7 @@ from .profile import ConfigError, Loader, describe
 from .recommend import Selection
 
 EXIT_OK, EXIT_DRIFT, EXIT_ERROR, EXIT_NOT_LOADED, EXIT_NOT_ROOT, EXIT_NO_HOOKS, \
-    EXIT_LOCKED = 0, 1, 2, 3, 4, 5, 6
+    EXIT_LOCKED, EXIT_INTERNAL = 0, 1, 2, 3, 4, 5, 6, 7
 STATUS_SCHEMA = 1
 
 
@@ -144,6 +149,9 @@ def _preview(ctx, prof, owned, verb):
     for c in plan.restores:
         say("%s %s: %s -> %s (saved original: not in profile %s)" % (
             verb, c.knob.name, engine.was(c), c.target, prof.name))
+    for s, value, where in engine.sysctl_d_overrides(ctx, prof):
+        if s.knob.name not in owned:
+            say(engine.sysctl_d_msg(s, value, where))
     return plan, EXIT_OK
 
 
@@ -310,7 +318,11 @@ def status_doc(ctx, r):
            "applied_profile": (r.state or {}).get("profile"),
            "module_expected": r.module_expected, "kernel_hooks": r.hooks,
            "last_apply": engine.load_last_apply(ctx), "absent_features": {},
-           "recommended_profile": r.recommended, "recorded_profile": r.recorded}
+           "recommended_profile": r.recommended, "recorded_profile": r.recorded,
+           "sysctl_d_overridden": [
+               {"knob": s.knob.name, "value": v, "origin": w, "wanted": s.wanted()}
+               for s, v, w in engine.sysctl_d_overrides(ctx, r.profile)
+               if s.knob.name not in r.owned]}
     for row in r.rows:
         f = row.get("absent_feature")
         if f:
@@ -382,6 +394,9 @@ def cmd_status(ctx, args):
         say("counters:")
         for k in sorted(doc["counters"]):
             say("  %-38s %s" % (k, doc["counters"][k]))
+    for o in doc["sysctl_d_overridden"]:
+        say("note: %s: %s sets %s at boot; the profile's %s wins (mmtune.service runs after "
+            "systemd-sysctl.service)" % (o["knob"], o["origin"], o["value"], o["wanted"]))
     for msg in doc["problems"]:
         say(msg)
     say("health: %s (exit %d)" % (doc["health"], doc["exit_status"]))
@@ -466,6 +481,14 @@ def main(argv=None, vendor="usr/lib/mmtune", **ctx_args):
     args = parser().parse_args(argv)
     ctx_args.setdefault("root", args.root)
     ctx = Context(vendor=vendor, lock_timeout=args.lock_timeout, **ctx_args)
+    rc = _run(ctx, args)
+    if args.cmd in ("apply", "rollback") and not getattr(args, "dry_run", False) \
+            and ctx.euid == 0:
+        metrics.save_last_run(ctx, args.cmd, rc)
+    return rc
+
+
+def _run(ctx, args):
     try:
         return COMMANDS[args.cmd](ctx, args)
     except ConfigError as e:
@@ -491,6 +514,16 @@ def main(argv=None, vendor="usr/lib/mmtune", **ctx_args):
     except OSError as e:
         say("error: %s" % e, err=True)
         return EXIT_ERROR
+    except Exception as e:      # a bug: its own status, never "drift" (1)
+        traceback.print_exc()
+        say("error: internal error in mmtunectl %s: %s: %s (exit %d; please report it)"
+            % (args.cmd, type(e).__name__, e, EXIT_INTERNAL), err=True)
+        if args.cmd == "status" and args.output:
+            try:
+                metrics.write_atomic(args.output, metrics.render_internal_error(ctx))
+            except OSError:
+                pass
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

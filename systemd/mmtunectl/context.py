@@ -18,6 +18,10 @@ class Context(object):
         self.vendor = vendor.strip("/")
         self.euid = os.geteuid() if euid is None else euid
         self.uid = os.getuid() if uid is None else uid
+        if uid is None and self.uid == 0:
+            # Under sudo the audit record names who ran it, not root.
+            sudo = os.environ.get("SUDO_UID", "")
+            self.uid = int(sudo) if sudo.isdigit() else 0
         self.clock = clock or time.time
         self.now = now or (lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                  time.gmtime(self.clock())))

@@ -302,6 +302,28 @@ def _skip_msg(ctx, setting):
         k.name, ctx.show(k.path), k.provider, setting.origin)
 
 
+def sysctl_d_overrides(ctx, profile):
+    """[(Setting, value, "file:line")]: the sysctl.d assignments the profile
+    overrides (the same knob or the other form of its pair, another value).
+    mmtune.service runs after systemd-sysctl.service: the profile wins at
+    boot, and `sysctl --system` would put the file's value back."""
+    from . import sysctld
+    files = sysctld.read(ctx)
+    out = []
+    for s in (profile.ordered() if profile else []):
+        for name in (s.knob.name, s.knob.pair):
+            if name in files and (name != s.knob.name or files[name][0] != s.value):
+                out.append((s, files[name][0] if name == s.knob.name
+                            else "%s = %s" % (name, files[name][0]), files[name][1]))
+    return out
+
+
+def sysctl_d_msg(s, value, where):
+    return ("note: %s: %s sets %s at boot; the profile's %s wins (mmtune.service runs after "
+            "systemd-sysctl.service; `sysctl --system` would put it back)" % (
+                s.knob.name, where, value, s.wanted()))
+
+
 def absent_feature(ctx, knob):
     """The outermost kernel feature (schema.FEATURES) of knob that this
     kernel lacks, or None: no zswap, no mmtune.ko, an mTHP size it lacks."""

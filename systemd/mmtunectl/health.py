@@ -72,6 +72,7 @@ class Report(object):
         self.features = {}
         self.recommended = None     # what the rules pick now
         self.recorded = None        # the pick the first apply --auto recorded
+        self.owned = {}             # knobs tuned (or what it re-applies) owns
 
     def status(self):
         codes = set(c for c, _ in self.problems)
@@ -105,7 +106,7 @@ def evaluate(ctx):
             r.profile = Loader(ctx).load(r.selection.name)
         except ConfigError as e:
             r.errors.extend(e.errors)
-    owned = tuned.owned(ctx)
+    owned = r.owned = tuned.owned(ctx)
     r.rows = engine.knob_rows(ctx, r.profile, owned)
     r.module = engine.module_info(ctx)
     for row in r.rows:

@@ -72,7 +72,7 @@ def test_status_json_schema_is_stable(root, run):
         ["absent_features", "applied", "applied_profile", "counters", "errors", "exit_status",
          "health", "kernel_hooks", "knobs", "last_apply", "module", "module_expected", "ok",
          "problems", "profile", "recommended_profile", "recorded_profile", "schema_version",
-         "selected_profile", "tuned"])
+         "selected_profile", "sysctl_d_overridden", "tuned"])
     assert isinstance(doc["ok"], bool) and isinstance(doc["module_expected"], bool)
     assert doc["health"] in ("ok", "drift", "error", "module-not-loaded", "kernel-without-hooks")
     assert doc["kernel_hooks"] in ("yes", "no", "unknown")
