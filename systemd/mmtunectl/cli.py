@@ -248,7 +248,10 @@ def cmd_check(ctx, args):
             rc = EXIT_ERROR
             continue
         rel = ctx.rel_of(dest if sep else src)
-        if not sep and place(ctx, rel)[0] is None:
+        if not sep and place(ctx, rel)[0] is None and src.endswith(".rules"):
+            # A rules file anywhere: checked as an admin rules drop-in.
+            rel = "etc/mmtune/recommend.rules.d/" + os.path.basename(src)
+        elif not sep and place(ctx, rel)[0] is None:
             if not args.profile:
                 rc = max(rc, _check_alone(ctx, src))
                 continue

@@ -165,6 +165,8 @@ def test_check_an_override_and_rules_in_place(root, run, tmp_path):
     rc, out, err = run("check", "%s=/etc/mmtune/recommend.rules.d/10-site.rules" % rules)
     assert rc == 2
     assert "error: %s:5: unknown condition 'ram'" % rules in err
+    rc, out, err = run("check", str(rules))         # a .rules file anywhere: as a drop-in
+    assert rc == 2 and "error: %s:5: unknown condition 'ram'" % rules in err
     rules.write_text("[web-latency]  # edge\nfile=/usr/sbin/nginx\n")
     fakeroot.write(root, "usr/sbin/nginx", "")
     rc, out, err = run("check", "%s=/etc/mmtune/recommend.rules.d/10-site.rules" % rules)
