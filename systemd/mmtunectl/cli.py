@@ -230,7 +230,9 @@ def _check_alone(ctx, path):
     for e in errors:
         say("error: " + e, err=True)
     if not errors:
-        say("%s: ok, %d knob(s)" % (path, len(prof.settings)))
+        # Valid alone is not valid where it goes: say how to check that.
+        say("%s: ok, %d knob(s), checked on its own (--profile NAME or FILE=PATH checks it "
+            "in the profiles that read it)" % (path, len(prof.settings)))
     return EXIT_ERROR if errors else EXIT_OK
 
 

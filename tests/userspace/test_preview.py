@@ -62,7 +62,8 @@ def test_check_a_valid_file(root, run):
         path = os.path.join(fakeroot.SYSTEMD, "profiles", name)
         rc, out, err = run("check", path)
         assert (rc, err) == (0, ""), err
-        assert re.match(r"^%s: ok, \d+ knob\(s\)\n$" % re.escape(path), out)
+        assert re.match(r"^%s: ok, \d+ knob\(s\), checked on its own \(--profile NAME or "
+                        r"FILE=PATH checks it in the profiles that read it\)\n$" % re.escape(path), out)
 
 
 def test_check_reports_every_error_with_file_and_line(root, run, tmp_path):
