@@ -13,12 +13,18 @@ Exit statuses:
      writes for itself, e.g. the state file (main() maps PermissionError)
   5  verify/status: kernel without mmtune hooks (see health.py)
   6  apply/rollback: another process held /run/mmtune/lock past --lock-timeout
+  7  internal error: a bug in mmtunectl (traceback on stderr); never a
+     verdict on the host. Recorded in /run/mmtune/last-run.json for the
+     metrics (status --prometheus --output writes a file saying so even
+     when it fails itself).
 """
 
 import argparse
 import json
 import os
+import re
 import sys
+import traceback
 
 from . import VERSION, engine, health, journal, metrics, recommend, schema, tuned
 from .context import Context
@@ -26,7 +32,7 @@ from .profile import ConfigError, Loader, describe
 from .recommend import Selection
 
 EXIT_OK, EXIT_DRIFT, EXIT_ERROR, EXIT_NOT_LOADED, EXIT_NOT_ROOT, EXIT_NO_HOOKS, \
-    EXIT_LOCKED = 0, 1, 2, 3, 4, 5, 6
+    EXIT_LOCKED, EXIT_INTERNAL = 0, 1, 2, 3, 4, 5, 6, 7
 STATUS_SCHEMA = 1
 
 
@@ -102,9 +108,22 @@ def cmd_show(ctx, args):
 
 
 def cmd_recommend(ctx, args):
-    sel = recommend.select(ctx, use_overrides=not args.no_override)
+    if args.reset:
+        if not need_root(ctx, "recommend --reset"):
+            return EXIT_NOT_ROOT
+        name, _ = recommend.recorded(ctx)
+        if name:
+            os.unlink(ctx.path(recommend.RECORD))
+        say("forgot the recorded pick %s; the next apply --auto picks by the rules"
+            % name if name else "no recorded pick")
+    # What the rules pick now; the record is what apply --auto keeps using.
+    sel = recommend.select(ctx, use_overrides=not args.no_override, use_record=False)
     say(sel.name)
     say("reason: %s" % sel.reason)
+    name, _ = recommend.recorded(ctx)
+    if name and name != sel.name and sel.source in ("recommend", "default"):
+        say("recorded: %s (apply --auto keeps it; `mmtunectl recommend --reset` to pick again)"
+            % name)
     if args.verbose:
         facts = recommend.Facts(ctx).describe()
         say("facts: " + ", ".join("%s=%s" % (k, facts[k]) for k in sorted(facts)))
@@ -121,16 +140,18 @@ def _preview(ctx, prof, owned, verb):
     """The plan of applying prof, printed knob by knob; nothing is written."""
     state = engine.load_state(ctx) or {"saved": {}}
     plan = engine.make_plan(ctx, prof, owned, dict(state["saved"]))
-    for m in plan.skips:
-        say(m)
+    plan.report(ctx, say)
     if plan.missing:
         engine.missing_error(ctx, plan, say)
         return plan, EXIT_ERROR
     for c in plan.writes:
-        say("%s %s: %s -> %s (%s)" % (verb, c.knob.name, c.before, c.target, c.origin))
+        say("%s %s: %s -> %s (%s)" % (verb, c.knob.name, engine.was(c), c.target, c.origin))
     for c in plan.restores:
         say("%s %s: %s -> %s (saved original: not in profile %s)" % (
-            verb, c.knob.name, c.before, c.target, prof.name))
+            verb, c.knob.name, engine.was(c), c.target, prof.name))
+    for s, value, where in engine.sysctl_d_overrides(ctx, prof):
+        if s.knob.name not in owned:
+            say(engine.sysctl_d_msg(s, value, where))
     return plan, EXIT_OK
 
 
@@ -150,9 +171,17 @@ def cmd_apply(ctx, args):
             return rc
         say("dry run: profile %s: %d would be written, %d already set, %d restored, "
             "%d skipped; nothing written" % (prof.name, len(plan.writes), plan.unchanged,
-                                             len(plan.restores), len(plan.skips)))
+                                             len(plan.restores), plan.skipped()))
         return EXIT_OK
-    return engine.apply(ctx, prof, sel, tuned.owned(ctx), say, reload=args.reload)
+    rc = engine.apply(ctx, prof, sel, tuned.owned(ctx), say, reload=args.reload)
+    if rc == EXIT_OK and sel.source in ("recommend", "default"):
+        recommend.record(ctx, sel)
+    return rc
+
+
+def _dropin_name(path):
+    name = os.path.basename(path)
+    return name if name.endswith(".conf") else name + ".conf"
 
 
 def cmd_diff(ctx, args):
@@ -161,7 +190,14 @@ def cmd_diff(ctx, args):
             say("error: %s: no such file" % f, err=True)
             return EXIT_ERROR
     sel = _selection(ctx, args.profile)
-    prof = Loader(ctx, extra_dropins=args.dropin).load(sel.name)
+    for f in args.dropin:
+        # It replaces the drop-in of the same name that apply would read
+        # (the highest layer that has one), else it is a new one in /etc.
+        rels = ["%s/profiles/%s.conf.d/%s" % (d, sel.name, _dropin_name(f))
+                for _, d in ctx.layers()]
+        rel = ([r for r in rels if ctx.exists(r)] + [rels[1]])[0]
+        ctx.overlay[os.path.normpath(rel)] = os.path.abspath(f)
+    prof = Loader(ctx).load(sel.name)
     plan, rc = _preview(ctx, prof, tuned.owned(ctx), "change")
     if rc:
         return rc
@@ -172,17 +208,90 @@ def cmd_diff(ctx, args):
     return EXIT_DRIFT if n else EXIT_OK
 
 
+def place(ctx, rel):
+    """(kind, profile name) of a file mmtunectl reads at rel: "profile",
+    "dropin", "override", "rules"; (None, None) for any other path."""
+    rel = os.path.normpath(rel)
+    if rel in ("etc/mmtune/profile", "run/mmtune/profile"):
+        return "override", None
+    for _, d in ctx.layers():
+        d = re.escape(d)
+        for kind, rx in (("rules", d + r"/recommend\.rules(?:\.d/[^/]+\.rules)?$"),
+                         ("profile", d + r"/profiles/([^/]+)\.conf$"),
+                         ("dropin", d + r"/profiles/([^/]+)\.conf\.d/[^/]+\.conf$")):
+            m = re.match(rx, rel)
+            if m:
+                return kind, (m.group(1) if m.groups() else None)
+    return None, None
+
+
+def _check_alone(ctx, path):
+    errors, prof = Loader(ctx).check_file(path)
+    for e in errors:
+        say("error: " + e, err=True)
+    if not errors:
+        # Valid alone is not valid where it goes: say how to check that.
+        say("%s: ok, %d knob(s), checked on its own (--profile NAME or FILE=PATH checks it "
+            "in the profiles that read it)" % (path, len(prof.settings)))
+    return EXIT_ERROR if errors else EXIT_OK
+
+
 def cmd_check(ctx, args):
-    rc = EXIT_OK
-    for path in args.file:
-        errors, prof = Loader(ctx).check_file(path)
-        for e in errors:
-            say("error: " + e, err=True)
-        if errors:
+    """Validate files in the place they are for: FILE=PATH (or FILE at its
+    place, or with --profile a drop-in of that profile) is read instead of
+    PATH, and every profile that reads it, the profile --profile names and
+    the one apply --auto would pick are resolved in full, with every
+    cross-knob rule. A file that is none of these is checked on its own."""
+    rc, placed = EXIT_OK, []
+    for arg in args.file:
+        src, sep, dest = arg.partition("=")
+        if not os.path.lexists(src):
+            say("error: %s: cannot read: %s" % (src, os.strerror(2)), err=True)
             rc = EXIT_ERROR
-        else:
-            say("%s: ok, %d knob(s)" % (path, len(prof.settings)))
-    return rc
+            continue
+        rel = ctx.rel_of(dest if sep else src)
+        if not sep and place(ctx, rel)[0] is None and src.endswith(".rules"):
+            # A rules file anywhere: checked as an admin rules drop-in.
+            rel = "etc/mmtune/recommend.rules.d/" + os.path.basename(src)
+        elif not sep and place(ctx, rel)[0] is None:
+            if not args.profile:
+                rc = max(rc, _check_alone(ctx, src))
+                continue
+            rel = "etc/mmtune/profiles/%s.conf.d/%s" % (args.profile, _dropin_name(src))
+        kind, name = place(ctx, rel)
+        if kind is None:
+            say("error: %s: mmtunectl reads no such file (a profile, drop-in, override or "
+                "rules file under /run/mmtune, /etc/mmtune or /%s)" % (dest, ctx.vendor),
+                err=True)
+            rc = EXIT_ERROR
+            continue
+        if os.path.abspath(src) != os.path.abspath(ctx.path(rel)):
+            ctx.overlay[os.path.normpath(rel)] = os.path.abspath(src)
+        placed.append((src, rel, kind, name))
+    if not placed and not args.profile:
+        return rc
+    errors, names = [], set(n for _, _, _, n in placed if n)
+    if args.profile:
+        names.add(args.profile)
+    try:
+        if any(kind == "rules" for _, _, kind, _ in placed):
+            recommend.match(ctx)
+        sel = recommend.select(ctx)
+        names.add(sel.name)
+        say("selected profile: %s (%s)" % (sel.name, sel.reason))
+    except ConfigError as e:
+        errors.extend(e.errors)
+    loader = Loader(ctx)
+    shown = set(ctx.show(rel) for _, rel, _, _ in placed)
+    for name in sorted(set(loader.names()) | names):
+        prof, errs = loader.resolve(name)
+        if name in names or shown & set(prof.files):
+            errors.extend(e for e in errs if e not in errors)
+            if not errs:
+                say("profile %s: ok, %d knob(s)" % (name, len(prof.settings)))
+    for e in errors:
+        say("error: " + e, err=True)
+    return EXIT_ERROR if errors else rc
 
 
 def cmd_verify(ctx, args):
@@ -213,7 +322,18 @@ def status_doc(ctx, r):
            "selected_profile": r.selected.name if r.selected else None,
            "applied_profile": (r.state or {}).get("profile"),
            "module_expected": r.module_expected, "kernel_hooks": r.hooks,
-           "last_apply": engine.load_last_apply(ctx)}
+           "last_apply": engine.load_last_apply(ctx), "absent_features": {},
+           "recommended_profile": r.recommended, "recorded_profile": r.recorded,
+           "sysctl_d_overridden": [
+               {"knob": s.knob.name, "value": v, "origin": w, "wanted": s.wanted()}
+               for s, v, w in engine.sysctl_d_overrides(ctx, r.profile)
+               if s.knob.name not in r.owned]}
+    for row in r.rows:
+        f = row.get("absent_feature")
+        if f:
+            path, _, needs = schema.FEATURES[f]
+            doc["absent_features"].setdefault(f, {"path": ctx.show(path), "needs": needs,
+                                                  "knobs": []})["knobs"].append(row["name"])
     if r.selection:
         doc["profile"] = {"name": r.selection.name, "source": r.selection.source,
                           "reason": r.selection.reason,
@@ -252,6 +372,10 @@ def cmd_status(ctx, args):
         say("profile: %s (%s; %s: %s)" % (p["name"], applied, p["source"], p["reason"]))
     if doc["selected_profile"] and p and doc["selected_profile"] != p["name"]:
         say("selected: %s (the overrides and rules pick it now)" % doc["selected_profile"])
+    if doc["recorded_profile"] and doc["recommended_profile"] not in (None, doc["recorded_profile"]):
+        say("recommend: the rules pick %s now; the recorded pick %s is kept "
+            "(mmtunectl recommend --reset to pick again)" % (
+                doc["recommended_profile"], doc["recorded_profile"]))
     m = doc["module"]
     if m["loaded"]:
         say("module: mmtune %s, abi %s, features: %s" % (
@@ -259,6 +383,9 @@ def cmd_status(ctx, args):
             ", ".join("%s %s" % kv for kv in sorted(m["features"].items())) or "-"))
     else:
         say("module: mmtune not loaded (kernel hooks: %s)" % doc["kernel_hooks"])
+    for f, a in sorted(doc["absent_features"].items()):
+        say("kernel: no %s (%s absent; needs %s): %d knob(s) of the profile skipped" % (
+            f, a["path"], a["needs"], len(a["knobs"])))
     if doc["tuned"]["active_profile"]:
         say("tuned: active profile %s" % doc["tuned"]["active_profile"])
     say("%-40s %-14s %-14s %s" % ("knob", "wanted", "live", "state"))
@@ -272,6 +399,9 @@ def cmd_status(ctx, args):
         say("counters:")
         for k in sorted(doc["counters"]):
             say("  %-38s %s" % (k, doc["counters"][k]))
+    for o in doc["sysctl_d_overridden"]:
+        say("note: %s: %s sets %s at boot; the profile's %s wins (mmtune.service runs after "
+            "systemd-sysctl.service)" % (o["knob"], o["origin"], o["value"], o["wanted"]))
     for msg in doc["problems"]:
         say(msg)
     say("health: %s (exit %d)" % (doc["health"], doc["exit_status"]))
@@ -312,6 +442,8 @@ def parser():
     s = sub.add_parser("recommend", help="the profile apply --auto picks, and why")
     s.add_argument("--no-override", action="store_true", help="rules only, ignore overrides")
     s.add_argument("-v", "--verbose", action="store_true", help="also print the host facts")
+    s.add_argument("--reset", action="store_true",
+                   help="forget the pick the first apply --auto recorded (root)")
     s = sub.add_parser("apply", help="apply PROFILE, or the recommended one (--auto)")
     s.add_argument("profile", nargs="?")
     s.add_argument("--auto", action="store_true")
@@ -322,9 +454,14 @@ def parser():
     s = sub.add_parser("diff", help="what apply [PROFILE] would change: exit 0 none, 1 some")
     s.add_argument("profile", nargs="?")
     s.add_argument("--dropin", action="append", default=[], metavar="FILE",
-                   help="read FILE as the profile's last drop-in (a change not deployed yet)")
-    s = sub.add_parser("check", help="validate profile files: exit 0 valid, 2 errors (file:line)")
-    s.add_argument("file", nargs="+")
+                   help="read FILE in place of the profile's drop-in of the same name "
+                        "(a change not deployed yet)")
+    s = sub.add_parser("check", help="validate files where they would be read: exit 0 valid, "
+                                     "2 errors (file:line)")
+    s.add_argument("--profile", metavar="NAME",
+                   help="also resolve profile NAME; a FILE at no known place is its drop-in")
+    s.add_argument("file", nargs="+", metavar="FILE[=PATH]",
+                   help="FILE, read in place of PATH (a profile, drop-in, override or rules file)")
     sub.add_parser("verify", help="compare live values with the profile: exit 0 match, "
                                   "1 drift, 2 error, 3 module not loaded, 5 no hooks")
     s = sub.add_parser("status", help="active profile, why, every knob, counters, health")
@@ -349,6 +486,14 @@ def main(argv=None, vendor="usr/lib/mmtune", **ctx_args):
     args = parser().parse_args(argv)
     ctx_args.setdefault("root", args.root)
     ctx = Context(vendor=vendor, lock_timeout=args.lock_timeout, **ctx_args)
+    rc = _run(ctx, args)
+    if args.cmd in ("apply", "rollback") and not getattr(args, "dry_run", False) \
+            and ctx.euid == 0:
+        metrics.save_last_run(ctx, args.cmd, rc)
+    return rc
+
+
+def _run(ctx, args):
     try:
         return COMMANDS[args.cmd](ctx, args)
     except ConfigError as e:
@@ -374,6 +519,16 @@ def main(argv=None, vendor="usr/lib/mmtune", **ctx_args):
     except OSError as e:
         say("error: %s" % e, err=True)
         return EXIT_ERROR
+    except Exception as e:      # a bug: its own status, never "drift" (1)
+        traceback.print_exc()
+        say("error: internal error in mmtunectl %s: %s: %s (exit %d; please report it)"
+            % (args.cmd, type(e).__name__, e, EXIT_INTERNAL), err=True)
+        if args.cmd == "status" and args.output:
+            try:
+                metrics.write_atomic(args.output, metrics.render_internal_error(ctx))
+            except OSError:
+                pass
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

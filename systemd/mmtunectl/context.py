@@ -18,6 +18,10 @@ class Context(object):
         self.vendor = vendor.strip("/")
         self.euid = os.geteuid() if euid is None else euid
         self.uid = os.getuid() if uid is None else uid
+        if uid is None and self.uid == 0:
+            # Under sudo the audit record names who ran it, not root.
+            sudo = os.environ.get("SUDO_UID", "")
+            self.uid = int(sudo) if sudo.isdigit() else 0
         self.clock = clock or time.time
         self.now = now or (lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                  time.gmtime(self.clock())))
@@ -25,6 +29,9 @@ class Context(object):
         # environment variable for it (nor for the root).
         self.detect_virt = detect_virt or "systemd-detect-virt"
         self.lock_timeout = lock_timeout
+        # {rel path: host file}: files read in place of the ones under the
+        # root (check FILE=PATH, diff --dropin), never written.
+        self.overlay = {}
 
     # Layers, highest priority first, as in systemd: runtime, admin, vendor.
     def layers(self):
@@ -32,11 +39,34 @@ class Context(object):
                 ("vendor", self.vendor)]
 
     def path(self, rel):
-        return os.path.join(self.root, rel.lstrip("/"))
+        rel = os.path.normpath(rel.lstrip("/"))
+        if rel in self.overlay:
+            return self.overlay[rel]
+        return os.path.join(self.root, rel)
 
-    @staticmethod
-    def show(rel):
-        return "/" + rel.lstrip("/")
+    def show(self, rel):
+        """rel as the user knows it: "/rel", or the file given in its place."""
+        rel = os.path.normpath(rel.lstrip("/"))
+        return self.overlay.get(rel, "/" + rel)
+
+    def rel_of(self, path):
+        """The root-relative path of a host path under the root, else of
+        path read as relative to the root."""
+        path = os.path.abspath(path)
+        root = os.path.abspath(self.root)
+        if root != "/" and path.startswith(root + "/"):
+            return path[len(root) + 1:]
+        return path.lstrip("/")
+
+    def listdir(self, rel):
+        """File names in a directory, with the files placed by the overlay."""
+        rel = os.path.normpath(rel.lstrip("/"))
+        try:
+            names = set(os.listdir(os.path.join(self.root, rel)))
+        except OSError:
+            names = set()
+        names |= set(os.path.basename(r) for r in self.overlay if os.path.dirname(r) == rel)
+        return sorted(names)
 
     def read(self, rel):
         """File content, or None when it does not exist."""

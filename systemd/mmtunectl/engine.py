@@ -91,6 +91,28 @@ def read_knob(ctx, knob):
     return None if text is None else normalise_live(knob, text)
 
 
+def in_use(ctx, knob):
+    """(knob, live value) of the form of knob's setting the kernel uses: for
+    one of schema.PAIRS the bytes form when it reads non-zero, else the
+    ratio; for any other knob, itself."""
+    if not knob.pair:
+        return knob, read_knob(ctx, knob)
+    ratio, nbytes = [schema.BY_NAME[n] for n in schema.PAIRS_OF[knob.name]]
+    v = read_knob(ctx, nbytes)
+    if v not in (None, "0"):
+        return nbytes, v
+    return ratio, read_knob(ctx, ratio)
+
+
+def pair_saved(saved, knob):
+    """The name under which saved holds knob's setting (itself or its pair)."""
+    if knob.name in saved:
+        return knob.name
+    if knob.pair and knob.pair in saved:
+        return knob.pair
+    return None
+
+
 def load_state(ctx):
     text = ctx.read(STATE)
     if text is None:
@@ -137,7 +159,7 @@ def record(ctx, action, profile, success, changes, refused=(), error=None, reloa
     and the last attempt in /run/mmtune/last-apply.json for the metrics."""
     uid = ctx.uid
     verb = {"apply": "re-apply" if reload else "apply", "rollback": "rollback"}[action]
-    detail = ", ".join("%s %s->%s" % (c.knob.name, c.before, c.target) for c in changes)
+    detail = ", ".join("%s %s->%s" % (c.knob.name, was(c), c.target) for c in changes)
     if success:
         msg = "%s profile %s by uid %d: %d changed%s%s" % (
             verb, profile, uid, len(changes), (": " + detail) if detail else "",
@@ -152,7 +174,7 @@ def record(ctx, action, profile, success, changes, refused=(), error=None, reloa
     journal.send(ctx, prio, msg, MESSAGE_ID=journal.MESSAGE_IDS[(action, success)],
                  MMTUNE_ACTION=verb, MMTUNE_PROFILE=profile, MMTUNE_UID=uid,
                  MMTUNE_RESULT="success" if success else "failed",
-                 MMTUNE_CHANGES="\n".join("%s %s -> %s" % (c.knob.name, c.before, c.target)
+                 MMTUNE_CHANGES="\n".join("%s %s -> %s" % (c.knob.name, was(c), c.target)
                                           for c in changes))
     if action == "apply":
         try:
@@ -171,12 +193,29 @@ def _reason(e):
 
 
 # One knob to write: target value, the value before, where the target comes
-# from, and whether the profile marks it optional ("?").
-Change = collections.namedtuple("Change", "knob target before origin optional")
+# from, whether the profile marks it optional ("?"), and the knob that held
+# the value before (undo): knob itself, or for a pair the form in use, which
+# is what putting it back must write (writing 0 to the other form would
+# zero both).
+Change = collections.namedtuple("Change", "knob target before origin optional undo")
+
+
+def change(ctx, knob, target, origin, optional):
+    undo, before = in_use(ctx, knob)
+    return Change(knob, target, before, origin, optional, undo)
+
+
+def was(c):
+    """The value before, naming the other form of a pair when that was in use."""
+    return c.before if c.undo is c.knob else "%s = %s" % (c.undo.name, c.before)
 
 
 def _write(ctx, c, value):
     ctx.write_raw(c.knob.path, value)
+
+
+def _undo(ctx, c):
+    ctx.write_raw(c.undo.path, c.before)
 
 
 def write_all(ctx, plan, say):
@@ -227,7 +266,7 @@ def write_all(ctx, plan, say):
                 break
             written.remove(c)
             try:
-                _write(ctx, c, c.before)
+                _undo(ctx, c)
             except OSError:
                 pass
             refused.append((c, why))
@@ -242,12 +281,12 @@ def write_all(ctx, plan, say):
     lost = []
     for w in reversed(written):
         try:
-            _write(ctx, w, w.before)
+            _undo(ctx, w)
         except OSError as e:
-            lost.append("%s (%s)" % (w.knob.name, _reason(e)))
+            lost.append("%s (%s)" % (w.undo.name, _reason(e)))
             continue
-        if read_knob(ctx, w.knob) != w.before:
-            lost.append("%s (reads %r, wanted %r)" % (w.knob.name, read_knob(ctx, w.knob), w.before))
+        if read_knob(ctx, w.undo) != w.before:
+            lost.append("%s (reads %r, wanted %r)" % (w.undo.name, read_knob(ctx, w.undo), w.before))
     if lost:
         say("error: could not restore: %s" % ", ".join(lost), err=True)
     else:
@@ -263,6 +302,56 @@ def _skip_msg(ctx, setting):
         k.name, ctx.show(k.path), k.provider, setting.origin)
 
 
+def sysctl_d_overrides(ctx, profile):
+    """[(Setting, value, "file:line")]: the sysctl.d assignments the profile
+    overrides (the same knob or the other form of its pair, another value).
+    mmtune.service runs after systemd-sysctl.service: the profile wins at
+    boot, and `sysctl --system` would put the file's value back."""
+    from . import sysctld
+    files = sysctld.read(ctx)
+    out = []
+    for s in (profile.ordered() if profile else []):
+        for name in (s.knob.name, s.knob.pair):
+            if name in files and (name != s.knob.name or files[name][0] != s.value):
+                out.append((s, files[name][0] if name == s.knob.name
+                            else "%s = %s" % (name, files[name][0]), files[name][1]))
+    return out
+
+
+def sysctl_d_msg(s, value, where):
+    return ("note: %s: %s sets %s at boot; the profile's %s wins (mmtune.service runs after "
+            "systemd-sysctl.service; `sysctl --system` would put it back)" % (
+                s.knob.name, where, value, s.wanted()))
+
+
+def absent_feature(ctx, knob):
+    """The outermost kernel feature (schema.FEATURES) of knob that this
+    kernel lacks, or None: no zswap, no mmtune.ko, an mTHP size it lacks."""
+    found, f = None, knob.feature
+    while f:
+        path, parent, _ = schema.FEATURES[f]
+        if not ctx.exists(path):
+            found = f
+        f = parent
+    return found
+
+
+def absent_features(ctx, settings):
+    """{feature: [Setting]} of the settings whose feature is absent, in order."""
+    out = collections.OrderedDict()
+    for s in settings:
+        f = absent_feature(ctx, s.knob)
+        if f:
+            out.setdefault(f, []).append(s)
+    return out
+
+
+def feature_msg(ctx, feature, settings):
+    path, _, provider = schema.FEATURES[feature]
+    return "warning: kernel feature %s is absent (no %s; needs %s): skipped %s" % (
+        feature, ctx.show(path), provider, ", ".join(s.knob.name for s in settings))
+
+
 class Plan(object):
     """What applying a profile would do, computed without writing."""
 
@@ -271,18 +360,35 @@ class Plan(object):
         self.restores = []      # [Change] knobs of an earlier apply this profile leaves alone
         self.missing = []       # [Setting] required, absent on this kernel
         self.skips = []         # messages: optional absent, owned by tuned
+        self.absent = {}        # {feature: [Setting]}: this kernel lacks the feature
         self.unchanged = 0
 
     def changes(self):
         return self.writes + self.restores
 
+    def skipped(self):
+        return len(self.skips) + sum(len(v) for v in self.absent.values())
+
+    def report(self, ctx, say):
+        """The skip lines: one per absent feature, one per other skipped knob."""
+        for f, settings in self.absent.items():
+            say(feature_msg(ctx, f, settings), prio=journal.WARNING)
+        for m in self.skips:
+            say(m)
+
 
 def make_plan(ctx, profile, owned, saved):
     plan = Plan()
+    mine = [s for s in profile.ordered() if s.knob.name not in owned]
+    # Required means required where the kernel has the feature.
+    plan.absent = absent_features(ctx, mine)
+    absent = set(s.knob.name for v in plan.absent.values() for s in v)
     for s in profile.ordered():
         k = s.knob
         if k.name in owned:
             plan.skips.append("skip %s: owned by %s" % (k.name, owned[k.name]))
+            continue
+        if k.name in absent:
             continue
         live = read_knob(ctx, k)
         if live is None:
@@ -291,22 +397,24 @@ def make_plan(ctx, profile, owned, saved):
             else:
                 plan.missing.append(s)
             continue
+        c = change(ctx, k, s.value, s.origin, s.optional)
         # A bound (">=N") is judged against the value the knob had before
         # mmtune changed it, so that the outcome does not depend on the
         # profile applied before this one.
-        base = saved.get(k.name, live)
-        target = base if s.op != "=" and satisfied(s, base) else s.value
-        if live == target:
+        base = saved.get(k.name, live) if c.undo is k else None
+        target = base if s.op != "=" and base is not None and satisfied(s, base) else s.value
+        if c.undo is k and live == target:
             plan.unchanged += 1
             continue
-        plan.writes.append(Change(k, target, live, s.origin, s.optional))
+        plan.writes.append(c._replace(target=target))
     # Knobs an earlier apply changed that this profile leaves alone go back
-    # to their original values.
+    # to their original values (a pair: the form saved, with its value).
     for k in schema.KNOBS:
-        if k.name in saved and k.name not in profile.settings and k.name not in owned:
+        if (k.name in saved and k.name not in profile.settings and k.name not in owned
+                and not (k.pair and k.pair in profile.settings)):
             live = read_knob(ctx, k)
             if live is not None and live != saved[k.name]:
-                plan.restores.append(Change(k, saved[k.name], live, "saved original", False))
+                plan.restores.append(change(ctx, k, saved[k.name], "saved original", False))
     return plan
 
 
@@ -323,8 +431,7 @@ def apply(ctx, profile, selection, owned, say, reload=False):
         state = load_state(ctx) or {"saved": {}}
         saved = dict(state["saved"])
         plan = make_plan(ctx, profile, owned, saved)
-        for m in plan.skips:
-            say(m)
+        plan.report(ctx, say)
         if plan.missing:
             missing_error(ctx, plan, say)
             say("error: nothing applied", err=True)
@@ -339,22 +446,26 @@ def apply(ctx, profile, selection, owned, say, reload=False):
             return 2
         for c in written:
             if c in plan.writes:
-                saved.setdefault(c.knob.name, c.before)
+                # The first value this boot, under the form then in use.
+                if not pair_saved(saved, c.knob):
+                    saved[c.undo.name] = c.before
             else:
                 saved.pop(c.knob.name, None)
         save_state(ctx, {"version": 1, "profile": profile.name, "source": selection.source,
                          "reason": selection.reason, "applied_at": ctx.now(),
                          "files": profile.files, "saved": saved,
-                         "refused": [c.knob.name for c, _ in refused]})
+                         "refused": [c.knob.name for c, _ in refused],
+                         "absent_features": dict((f, [x.knob.name for x in v])
+                                                 for f, v in plan.absent.items())})
         for c in plan.writes:
             if c in written:
-                say("set %s = %s (was %s)" % (c.knob.name, c.target, c.before))
+                say("set %s = %s (was %s)" % (c.knob.name, c.target, was(c)))
         for c in plan.restores:
             if c in written:
                 say("restored %s = %s (not in this profile)" % (c.knob.name, c.target))
         say("applied profile %s: %d written, %d already set, %d restored, %d skipped%s" % (
             profile.name, len([c for c in written if c in plan.writes]), plan.unchanged,
-            len([c for c in written if c in plan.restores]), len(plan.skips),
+            len([c for c in written if c in plan.restores]), plan.skipped(),
             ", %d refused" % len(refused) if refused else ""))
         record(ctx, "apply", profile.name, True, written, refused, reload=reload)
         return 0
@@ -382,7 +493,7 @@ def rollback(ctx, owned, say):
             elif live is None:
                 say("skip %s: gone from this kernel (%s)" % (k.name, ctx.show(k.path)))
             elif live != state["saved"][k.name]:
-                plan.append(Change(k, state["saved"][k.name], live, "saved original", False))
+                plan.append(change(ctx, k, state["saved"][k.name], "saved original", False))
         ok, written, _ = write_all(ctx, plan, say)
         if not ok:
             record(ctx, "rollback", state.get("profile"), False, [],
@@ -390,7 +501,7 @@ def rollback(ctx, owned, say):
             return 2
         os.unlink(ctx.path(STATE))
         for c in plan:
-            say("restored %s = %s (was %s)" % (c.knob.name, c.target, c.before))
+            say("restored %s = %s (was %s)" % (c.knob.name, c.target, was(c)))
         say("rolled back profile %s: %d knob(s) restored" % (state.get("profile"), len(plan)))
         record(ctx, "rollback", state.get("profile"), True, plan)
         return 0
@@ -410,10 +521,19 @@ def knob_rows(ctx, profile, owned):
         elif k.name in owned:
             row["state"] = "tuned"
             row["owner"] = owned[k.name]
+        elif live is None and absent_feature(ctx, k):
+            row["state"] = "skipped"
+            row["absent_feature"] = absent_feature(ctx, k)
         elif live is None:
             row["state"] = "skipped" if s.optional else "missing"
         else:
             row["state"] = "match" if satisfied(s, live) else "drift"
+            form, value = in_use(ctx, k)
+            if form is not k:
+                # The kernel uses the other form: the setting differs
+                # even when this one's file happens to read as wanted.
+                row["state"] = "drift"
+                row["in_use"] = "%s = %s" % (form.name, value)
         rows.append(row)
     return rows
 

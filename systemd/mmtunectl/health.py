@@ -68,6 +68,11 @@ class Report(object):
         self.module = None
         self.hooks = None
         self.module_expected = False
+        # {feature: present} of the kernel features the profile's knobs need
+        self.features = {}
+        self.recommended = None     # what the rules pick now
+        self.recorded = None        # the pick the first apply --auto recorded
+        self.owned = {}             # knobs tuned (or what it re-applies) owns
 
     def status(self):
         codes = set(c for c, _ in self.problems)
@@ -87,6 +92,8 @@ def evaluate(ctx):
         r.errors.append(str(e))
     try:
         r.selected = recommend.select(ctx)
+        r.recorded = recommend.recorded(ctx)[0]
+        r.recommended = recommend.select(ctx, use_overrides=False, use_record=False).name
     except ConfigError as e:
         r.errors.extend(e.errors)
     if r.state and r.state.get("profile"):
@@ -99,18 +106,24 @@ def evaluate(ctx):
             r.profile = Loader(ctx).load(r.selection.name)
         except ConfigError as e:
             r.errors.extend(e.errors)
-    owned = tuned.owned(ctx)
+    owned = r.owned = tuned.owned(ctx)
     r.rows = engine.knob_rows(ctx, r.profile, owned)
     r.module = engine.module_info(ctx)
+    for row in r.rows:
+        k = schema.BY_NAME[row["name"]]
+        if row["wanted"] is not None and k.feature:
+            f = row.get("absent_feature") or k.feature
+            r.features[f] = r.features.get(f, True) and not row.get("absent_feature")
     for row in r.rows:
         if row["state"] in ("drift", "missing"):
             r.problems.append((DRIFT, "%s: %s: wanted %s, live %s (%s)" % (
                 row["state"], row["name"], row["wanted"],
-                row["live"] if row["live"] is not None else "(no such file)", row["origin"])))
-    # A profile picked automatically must still be the one the overrides and
-    # rules pick now (e.g. config management changed /etc/mmtune/profile).
-    if (r.state and r.selected and r.selection.source != "explicit"
-            and r.selected.name != r.selection.name):
+                row["live"] if row["live"] is not None else "(no such file)", row["origin"])
+                + ("; the kernel uses %s" % row["in_use"] if row.get("in_use") else "")))
+    # The applied profile must be the one the overrides and rules pick now
+    # (config management changed /etc/mmtune/profile, or someone ran
+    # `mmtunectl apply X` by hand): the next boot would apply another.
+    if r.state and r.selected and r.selected.name != r.selection.name:
         r.problems.append((DRIFT, "drift: profile: applied %s, now selected %s (%s); "
                            "run mmtunectl apply --auto" % (
                                r.selection.name, r.selected.name, r.selected.reason)))

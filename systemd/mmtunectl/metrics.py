@@ -8,12 +8,16 @@ that node_exporter never reads half a file (it ignores names not ending in
 .prom).
 """
 
+import json
 import os
 import re
 
 from . import VERSION, engine, health
 
 NAME_BAD = re.compile(r"[^a-zA-Z0-9_]")
+INTERNAL = 7
+HEALTH_HELP = ("Exit status of mmtunectl verify: 0 ok, 1 drift, 2 error, 3 mmtune.ko expected "
+               "but not loaded, 5 kernel without mmtune hooks, 7 internal error of mmtunectl.")
 
 
 def _name(*parts):
@@ -60,14 +64,21 @@ class Families(object):
         return "\n".join(out) + "\n"
 
 
+def counter_name(d, n):
+    """mmtune_<dir>_<counter>_total; a counter of bytes carries the unit
+    before _total, as Prometheus names want (bytes_not_written ->
+    not_written_bytes_total)."""
+    if n.startswith("bytes_"):
+        n = n[len("bytes_"):] + "_bytes"
+    return _name("mmtune", d, n, "total")
+
+
 def render(ctx, report):
     f = Families()
     code = report.status()
     f.add("mmtune_ok", "gauge", "1 when mmtunectl verify exits 0: the kernel holds the profile.",
           code == health.OK)
-    f.add("mmtune_health_status", "gauge",
-          "Exit status of mmtunectl verify: 0 ok, 1 drift, 2 error, 3 mmtune.ko expected "
-          "but not loaded, 5 kernel without mmtune hooks.", code)
+    f.add("mmtune_health_status", "gauge", HEALTH_HELP, code)
     f.add("mmtune_info", "gauge", "mmtunectl's version, the module's, and the profiles.", 1,
           [("mmtunectl_version", VERSION),
            ("module_version", report.module.get("version") or ""),
@@ -87,6 +98,16 @@ def render(ctx, report):
         f.add("mmtune_feature_on", "gauge",
               "1 when a feature group of the module is switched on (features file).",
               state == "on", [("feature", feat)])
+    for feat, present in sorted(report.features.items()):
+        f.add("mmtune_kernel_feature_present", "gauge",
+              "1 when this kernel has a feature the profile's knobs need (thp, zswap, mmtune, "
+              "an mTHP size); 0: its knobs are skipped.", present, [("feature", feat)])
+    f.add("mmtune_recommendation_differs", "gauge",
+          "1 when the recommend rules now pick another profile than the one the first "
+          "apply --auto recorded (kept until mmtunectl recommend --reset).",
+          bool(report.recorded and report.recommended
+               and report.recorded != report.recommended))
+    _last_run(f, ctx)
     last = engine.load_last_apply(ctx)
     f.add("mmtune_apply_success", "gauge",
           "1 when the last apply this boot succeeded; 0 when it failed or none ran.",
@@ -102,12 +123,55 @@ def render(ctx, report):
               row["state"] in ("drift", "missing"), [("knob", row["name"])])
     for key, value in sorted(engine.counters(ctx).items()):
         _, d, n = key.split(".", 2)
-        f.add(_name("mmtune", d, n, "total"), "counter",
+        f.add(counter_name(d, n), "counter",
               "Counter %s of mmtune.ko (/sys/kernel/mm/mmtune/%s/%s)." % (key, d, n), value)
     for key, value in sorted(engine.gauges(ctx).items()):
         _, d, n = key.split(".", 2)
         f.add(_name("mmtune", d, n), "gauge",
               "State %s of mmtune.ko (/sys/kernel/mm/mmtune/%s/%s)." % (key, d, n), value)
+    return f.text()
+
+
+LAST_RUN = "run/mmtune/last-run.json"
+
+
+def save_last_run(ctx, command, status):
+    """The exit status of the last apply or rollback, for the metrics."""
+    try:
+        os.makedirs(ctx.path("run/mmtune"), mode=0o755, exist_ok=True)
+        engine.save_json(ctx, LAST_RUN, {"time": ctx.clock(), "command": command,
+                                         "exit_status": status})
+    except OSError:
+        pass
+
+
+def _last_run(f, ctx, error_now=False):
+    try:
+        last = json.loads(ctx.read(LAST_RUN) or "null")
+    except (ValueError, OSError):
+        last = None
+    last = last if isinstance(last, dict) else {}
+    if error_now:
+        last = {"time": ctx.clock(), "command": "status", "exit_status": INTERNAL}
+    f.add("mmtune_last_run_error", "gauge",
+          "1 when the last mmtunectl apply, rollback or metrics run failed with an internal "
+          "error (exit 7).", last.get("exit_status") == INTERNAL)
+    if isinstance(last.get("time"), (int, float)):
+        f.add("mmtune_last_run_timestamp_seconds", "gauge",
+              "Unix time of the last mmtunectl apply, rollback or failed metrics run.",
+              float(last["time"]))
+        f.add("mmtune_last_run_exit_status", "gauge",
+              "Exit status of the last mmtunectl apply or rollback (7: internal error).",
+              last.get("exit_status"), [("command", last.get("command", ""))])
+
+
+def render_internal_error(ctx):
+    """What --output gets when mmtunectl itself fails: never a stale file."""
+    f = Families()
+    f.add("mmtune_ok", "gauge", "1 when mmtunectl verify exits 0: the kernel holds the profile.",
+          False)
+    f.add("mmtune_health_status", "gauge", HEALTH_HELP, INTERNAL)
+    _last_run(f, ctx, error_now=True)
     return f.text()
 
 

@@ -62,8 +62,9 @@ class Profile(object):
 INLINE_COMMENT = re.compile(r"\s#.*$")
 
 
-def parse_ini(text, shown):
-    """(entries, errors). Entries: (section, optional, key, optional, value, line)."""
+def parse_ini(text, shown, headers=None):
+    """(entries, errors). Entries: (section, optional, key, optional, value, line).
+    headers, when given, gets (line, section) of every section header."""
     entries, errors = [], []
     section, sec_opt = None, False
     for n, raw in enumerate(text.splitlines(), 1):
@@ -78,6 +79,8 @@ def parse_ini(text, shown):
             section = line[1:-1].strip()
             sec_opt = section.startswith("?")
             section = section.lstrip("?").strip()
+            if headers is not None:
+                headers.append((n, section))
             continue
         if "=" not in line:
             errors.append("%s:%d: expected 'key = value', got %r" % (shown, n, line))
@@ -179,10 +182,8 @@ def read_text(path, shown, errors):
 
 
 class Loader(object):
-    def __init__(self, ctx, extra_dropins=()):
+    def __init__(self, ctx):
         self.ctx = ctx
-        # Host paths read after every drop-in of the top profile (diff --dropin).
-        self.extra_dropins = list(extra_dropins)
 
     def main_file(self, name):
         """(rel path, masked) of the winning main file, or (None, False)."""
@@ -199,11 +200,7 @@ class Loader(object):
         chosen = {}
         for _, d in reversed(self.ctx.layers()):
             rel = "%s/profiles/%s.conf.d" % (d, name)
-            try:
-                names = os.listdir(self.ctx.path(rel))
-            except OSError:
-                continue
-            for f in names:
+            for f in self.ctx.listdir(rel):
                 if f.endswith(".conf"):
                     chosen[f] = rel + "/" + f
         return [chosen[f] for f in sorted(chosen) if not self.ctx.is_masked(chosen[f])]
@@ -212,11 +209,7 @@ class Loader(object):
         """{name: (rel path of the winning file, layer, masked)} over all layers."""
         found = {}
         for layer, d in reversed(self.ctx.layers()):
-            try:
-                files = os.listdir(self.ctx.path(d + "/profiles"))
-            except OSError:
-                continue
-            for f in files:
+            for f in self.ctx.listdir(d + "/profiles"):
                 rel = "%s/profiles/%s" % (d, f)
                 if f.endswith(".conf") and (self.ctx.is_masked(rel)
                                             or os.path.isfile(self.ctx.path(rel))):
@@ -224,12 +217,17 @@ class Loader(object):
         return found
 
     def load(self, name):
+        prof, errors = self.resolve(name)
+        if errors:
+            raise ConfigError(errors)
+        return prof
+
+    def resolve(self, name):
+        """(profile, errors) without raising: check wants both."""
         errors = []
         prof = self._load(name, [], errors, None)
-        if errors:
-            # A parent's error shows up again in each profile that includes it.
-            raise ConfigError(sorted(set(errors), key=errors.index))
-        return prof
+        # A parent's error shows up again in each profile that includes it.
+        return prof, sorted(set(errors), key=errors.index)
 
     def _load(self, name, chain, errors, where):
         prof = Profile(name)
@@ -245,11 +243,8 @@ class Loader(object):
         if masked:
             errors.append("%sprofile %r is masked by %s" % (at, name, self.ctx.show(rel)))
             return prof
-        # (shown name, real path): the layered files, then (top profile
-        # only) the extra host files given to diff --dropin.
+        # (shown name, real path) of the layered files
         files = [(self.ctx.show(f), self.ctx.path(f)) for f in [rel] + self.dropins(name)]
-        if not chain:
-            files += [(f, f) for f in self.extra_dropins]
         parsed = []
         for i, (shown, path) in enumerate(files):
             entries, errs = parse_ini(read_text(path, shown, errors), shown)
@@ -309,6 +304,15 @@ class Loader(object):
                 errors.append("%s: unknown key %r in [%s]%s" % (
                     here, key, section, _suggest(key, keys)))
                 continue
+            # The two forms of one kernel setting (schema.PAIRS): the last
+            # one set wins, as for one knob; both in one file is ambiguous.
+            if knob.pair and ("sysctl", knob.pair[len("sysctl."):]) in seen:
+                errors.append("%s: %s and %s (line %d) are one kernel setting: set one of them"
+                              % (here, knob.name, knob.pair,
+                                 seen[("sysctl", knob.pair[len("sysctl."):])]))
+                continue
+            if knob.pair:
+                prof.settings.pop(knob.pair, None)
             if value == "":
                 prof.settings.pop(knob.name, None)
                 continue

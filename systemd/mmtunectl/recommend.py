@@ -4,8 +4,16 @@ Order (first that answers wins):
   1. kernel command line  mmtune.profile=NAME      (/proc/cmdline)
   2. runtime override     /run/mmtune/profile
   3. admin override       /etc/mmtune/profile      (config management owns it)
-  4. recommend rules      *.rules, see below
-  5. "balanced"
+  4. the recorded pick    /var/lib/mmtune/auto-profile
+  5. recommend rules      *.rules, see below
+  6. "balanced"
+
+The first apply --auto that picks by the rules (or the default) records
+its pick, and later boots keep it: installing a program the rules look for
+must not switch a running fleet to another profile unasked. `recommend`
+still says what the rules pick now, status and the metrics flag a
+difference, and `recommend --reset` forgets the record (next apply --auto
+picks again).
 
 Rules are data: recommend.rules from the first layer that has it, and
 recommend.rules.d/*.rules from every layer (same masking and hiding as
@@ -122,11 +130,7 @@ def parse_rules(ctx, errors):
     files = []
     chosen = {}
     for _, d in reversed(ctx.layers()):
-        try:
-            names = os.listdir(ctx.path(d + "/recommend.rules.d"))
-        except OSError:
-            names = []
-        for f in names:
+        for f in ctx.listdir(d + "/recommend.rules.d"):
             if f.endswith(".rules"):
                 chosen[f] = d + "/recommend.rules.d/" + f
     files = [chosen[f] for f in sorted(chosen) if not ctx.is_masked(chosen[f])]
@@ -141,12 +145,11 @@ def parse_rules(ctx, errors):
     for rel in files:
         shown = ctx.show(rel)
         text = read_text(ctx.path(rel), shown, errors)
-        entries, errs = parse_ini(text, shown)
+        heads = []
+        # Parsed like a profile (inline and header comments), so that every
+        # rule and condition is seen as the file means it.
+        entries, errs = parse_ini(text, shown, heads)
         errors.extend(errs)
-        # Section headers start rules; parse_ini gives entries only, so find
-        # headers (with line numbers) here to keep rules without conditions.
-        heads = [(n, l.strip()[1:-1].strip()) for n, l in enumerate(text.splitlines(), 1)
-                 if l.strip().startswith("[") and l.strip().endswith("]")]
         by_line = {}
         for n, name in heads:
             if not NAME_RE.match(name):
@@ -240,7 +243,33 @@ def read_override(ctx, rel):
     return None
 
 
-def select(ctx, use_overrides=True):
+RECORD = "var/lib/mmtune/auto-profile"
+
+
+def recorded(ctx):
+    """(name, reason) of the recorded pick, or (None, None)."""
+    name = read_override(ctx, RECORD)
+    if not name:
+        return None, None
+    reason = ""
+    for line in (ctx.read(RECORD) or "").splitlines():
+        if line.startswith("# reason: "):
+            reason = line[len("# reason: "):]
+    return name, reason
+
+
+def record(ctx, sel):
+    """Keep the profile the rules (or the default) picked for later boots."""
+    os.makedirs(os.path.dirname(ctx.path(RECORD)), mode=0o755, exist_ok=True)
+    tmp = ctx.path(RECORD) + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("# The profile mmtunectl apply --auto picked by the recommend rules on %s;\n"
+                "# kept until an override names another or `mmtunectl recommend --reset`.\n"
+                "# reason: %s\n%s\n" % (ctx.now(), sel.reason, sel.name))
+    os.rename(tmp, ctx.path(RECORD))
+
+
+def select(ctx, use_overrides=True, use_record=True):
     if use_overrides:
         for arg in (ctx.read("proc/cmdline") or "").split():
             if arg.startswith("mmtune.profile="):
@@ -253,6 +282,11 @@ def select(ctx, use_overrides=True):
             name = read_override(ctx, rel)
             if name:
                 return Selection(name, source, "override in " + ctx.show(rel))
+    if use_record:
+        name, reason = recorded(ctx)
+        if name:
+            return Selection(name, "recorded", "recorded in %s by the first apply --auto (%s)"
+                             % (ctx.show(RECORD), reason))
     rule, reasons = match(ctx)
     if rule:
         why = ", ".join(reasons) if reasons else "no conditions"

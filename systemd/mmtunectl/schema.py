@@ -39,6 +39,7 @@ ZSWAP = "sys/module/zswap/parameters"
 SYSCTL_VM = "proc/sys/vm"
 
 INT_MAX = 2147483647
+ULONG_MAX = 18446744073709551615
 
 
 class Knob(object):
@@ -53,7 +54,7 @@ class Knob(object):
     """
 
     def __init__(self, section, key, path, kind, ranges=None, choices=None,
-                 bracket=False, provider="kernel", note=""):
+                 bracket=False, provider="kernel", note="", feature=None):
         self.section = section
         self.key = key
         self.name = section + "." + key
@@ -65,6 +66,11 @@ class Knob(object):
         self.provider = provider
         self.note = note
         self.default = None     # mmtune knobs: the value after module load
+        # The kernel feature (FEATURES) whose directory holds the file: when
+        # it is absent the knob is skipped, not an error. None: always there.
+        self.feature = feature
+        # The other form of the same kernel setting (PAIRS), or None.
+        self.pair = None
 
 
 def _sysctl(name, ranges, note=""):
@@ -72,7 +78,20 @@ def _sysctl(name, ranges, note=""):
                 ranges=ranges, provider="kernel sysctl", note=note)
 
 
+def _thp(section, key, path, kind, **kw):
+    kw.setdefault("feature", "thp")
+    return Knob(section, key, THP + "/" + path, kind, provider="kernel THP", **kw)
+
+
+def _zswap(key, kind, **kw):
+    return Knob("zswap", key, ZSWAP + "/" + key, kind, provider="kernel zswap",
+                feature="zswap", **kw)
+
+
 B01 = "bool01"
+# mTHP sizes with 4 KiB pages (orders 2 to PMD); a size this kernel lacks
+# has no directory and its knob is skipped like any absent feature.
+MTHP_SIZES_KB = [16, 32, 64, 128, 256, 512, 1024, 2048]
 
 # Order matters: apply writes in this order, so that global policy (sysctl,
 # THP, zswap) is in place before mmtune's features are switched on; the
@@ -86,46 +105,48 @@ KNOBS = [
     _sysctl("percpu_pagelist_high_fraction", [(0, 0), (8, INT_MAX)]),
     _sysctl("page-cluster", [(0, 31)]),
     _sysctl("vfs_cache_pressure", [(0, INT_MAX)]),
+    # Two forms of one setting each (PAIRS): the kernel keeps one, the
+    # other reads 0. dirty_bytes' minimum is two pages (4 KiB pages here;
+    # the kernel refuses less on larger pages).
     _sysctl("dirty_ratio", [(0, 100)]),
+    _sysctl("dirty_bytes", [(8192, ULONG_MAX)]),
     _sysctl("dirty_background_ratio", [(0, 100)]),
+    _sysctl("dirty_background_bytes", [(1, ULONG_MAX)]),
     _sysctl("compaction_proactiveness", [(0, 100)]),
     _sysctl("overcommit_memory", [(0, 2)]),
     _sysctl("overcommit_ratio", [(0, INT_MAX)]),
     _sysctl("zone_reclaim_mode", [(0, 7)]),
 
-    Knob("thp", "enabled", THP + "/enabled", "choice", bracket=True,
-         choices=["always", "madvise", "never"], provider="kernel THP"),
-    Knob("thp", "defrag", THP + "/defrag", "choice", bracket=True,
-         choices=["always", "defer", "defer+madvise", "madvise", "never"],
-         provider="kernel THP"),
-    Knob("thp", "shmem_enabled", THP + "/shmem_enabled", "choice", bracket=True,
-         choices=["always", "within_size", "advise", "never", "deny", "force"],
-         provider="kernel THP"),
-    Knob("thp", "use_zero_page", THP + "/use_zero_page", B01, provider="kernel THP"),
-    Knob("thp.khugepaged", "defrag", THP + "/khugepaged/defrag", B01,
-         provider="kernel THP"),
-    Knob("thp.khugepaged", "max_ptes_none", THP + "/khugepaged/max_ptes_none",
-         "int", ranges=[(0, 511)], provider="kernel THP"),
-    Knob("thp.khugepaged", "max_ptes_swap", THP + "/khugepaged/max_ptes_swap",
-         "int", ranges=[(0, 511)], provider="kernel THP"),
-    Knob("thp.khugepaged", "pages_to_scan", THP + "/khugepaged/pages_to_scan",
-         "int", ranges=[(1, INT_MAX)], provider="kernel THP"),
-    Knob("thp.khugepaged", "scan_sleep_millisecs",
-         THP + "/khugepaged/scan_sleep_millisecs", "int", ranges=[(0, INT_MAX)],
-         provider="kernel THP"),
-
-    Knob("zswap", "compressor", ZSWAP + "/compressor", "str",
-         provider="kernel zswap", note="the kernel refuses an unknown compressor"),
-    Knob("zswap", "zpool", ZSWAP + "/zpool", "choice",
-         choices=["zbud", "z3fold", "zsmalloc"], provider="kernel zswap"),
-    Knob("zswap", "max_pool_percent", ZSWAP + "/max_pool_percent", "int",
-         ranges=[(1, 100)], provider="kernel zswap"),
-    Knob("zswap", "accept_threshold_percent", ZSWAP + "/accept_threshold_percent",
-         "int", ranges=[(0, 100)], provider="kernel zswap"),
-    Knob("zswap", "same_filled_pages_enabled",
-         ZSWAP + "/same_filled_pages_enabled", "boolYN", provider="kernel zswap"),
+    _thp("thp", "enabled", "enabled", "choice", bracket=True,
+         choices=["always", "madvise", "never"]),
+    _thp("thp", "defrag", "defrag", "choice", bracket=True,
+         choices=["always", "defer", "defer+madvise", "madvise", "never"]),
+    _thp("thp", "shmem_enabled", "shmem_enabled", "choice", bracket=True,
+         choices=["always", "within_size", "advise", "never", "deny", "force"]),
+    _thp("thp", "use_zero_page", "use_zero_page", B01),
+    _thp("thp.khugepaged", "defrag", "khugepaged/defrag", B01),
+    _thp("thp.khugepaged", "max_ptes_none", "khugepaged/max_ptes_none", "int",
+         ranges=[(0, 511)]),
+    _thp("thp.khugepaged", "max_ptes_swap", "khugepaged/max_ptes_swap", "int",
+         ranges=[(0, 511)]),
+    _thp("thp.khugepaged", "pages_to_scan", "khugepaged/pages_to_scan", "int",
+         ranges=[(1, INT_MAX)]),
+    _thp("thp.khugepaged", "scan_sleep_millisecs", "khugepaged/scan_sleep_millisecs",
+         "int", ranges=[(0, INT_MAX)]),
+] + [
+    # mTHP (6.8+): one directory per size the kernel supports.
+    _thp("thp.hugepages-%dkB" % size, "enabled", "hugepages-%dkB/enabled" % size,
+         "choice", bracket=True, choices=["always", "inherit", "madvise", "never"],
+         feature="thp.hugepages-%dkB" % size)
+    for size in MTHP_SIZES_KB
+] + [
+    _zswap("compressor", "str", note="the kernel refuses an unknown compressor"),
+    _zswap("zpool", "choice", choices=["zbud", "z3fold", "zsmalloc"]),
+    _zswap("max_pool_percent", "int", ranges=[(1, 100)]),
+    _zswap("accept_threshold_percent", "int", ranges=[(0, 100)]),
+    _zswap("same_filled_pages_enabled", "boolYN"),
     # Last of zswap: switch it on once compressor and pool are set.
-    Knob("zswap", "enabled", ZSWAP + "/enabled", "boolYN", provider="kernel zswap"),
+    _zswap("enabled", "boolYN"),
 ]
 
 
@@ -228,7 +249,7 @@ def _mm_knobs():
             # Choice files show every choice, the current one in brackets.
             k = Knob("mmtune." + d, f.file, f.path, _KIND[f.type], ranges=f.ranges,
                      choices=f.choices, bracket=f.type == "choice",
-                     provider="mmtune.ko feature group " + d)
+                     provider="mmtune.ko feature group " + d, feature="mmtune." + d)
             k.default = f.default
             k.relation_text = f.constraint
             out.append(k)
@@ -238,6 +259,33 @@ def _mm_knobs():
 KNOBS += _mm_knobs()
 
 BY_NAME = dict((k.name, k) for k in KNOBS)
+
+# Kernel features: a knob whose feature directory is absent is skipped with
+# one line per feature (a profile applies on every kernel it meets); a knob
+# missing while its feature is there is an error unless marked optional.
+# name: (directory, parent feature, what provides it)
+FEATURES = {
+    "thp": (THP, None, "CONFIG_TRANSPARENT_HUGEPAGE"),
+    "zswap": ("sys/module/zswap", None, "CONFIG_ZSWAP"),
+    "mmtune": (MMTUNE, None, "mmtune.ko (loaded, built for this kernel's hook ABI)"),
+}
+for _s in MTHP_SIZES_KB:
+    FEATURES["thp.hugepages-%dkB" % _s] = (
+        THP + "/hugepages-%dkB" % _s, "thp", "mTHP size %d kB (kernel 6.8+ with this size)" % _s)
+for _d in MM_DIRS:
+    FEATURES["mmtune." + _d] = (MMTUNE + "/" + _d, "mmtune",
+                                "mmtune.ko with feature group %s (an older module lacks it)" % _d)
+
+# One kernel setting in two forms: writing one makes the kernel zero the
+# other (dirty_ratio_handler() and friends, mm/page-writeback.c), so the
+# pair is saved, applied, verified and restored as one setting: the form in
+# use is the one reading non-zero (the first when both read 0).
+PAIRS = [("sysctl.vm.dirty_ratio", "sysctl.vm.dirty_bytes"),
+         ("sysctl.vm.dirty_background_ratio", "sysctl.vm.dirty_background_bytes")]
+PAIRS_OF = {}
+for _a, _b in PAIRS:
+    BY_NAME[_a].pair, BY_NAME[_b].pair = _b, _a
+    PAIRS_OF[_a] = PAIRS_OF[_b] = (_a, _b)
 SECTIONS = []
 for _k in KNOBS:
     if _k.section not in SECTIONS:

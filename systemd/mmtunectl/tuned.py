@@ -9,9 +9,11 @@ See systemd/README.md for why this and not Conflicts= or a tuned include.
 """
 
 import fnmatch
+import glob
+import os
 import re
 
-from . import schema
+from . import schema, sysctld
 
 PROFILE_DIRS = ("etc/tuned/profiles", "etc/tuned", "usr/lib/tuned/profiles", "usr/lib/tuned")
 THP_VM_KEYS = {"transparent_hugepages": "thp.enabled", "transparent_hugepage": "thp.enabled",
@@ -79,14 +81,20 @@ def _expand(ctx, value, variables, facts):
     raise Unresolved(value)
 
 
+# Section options that configure the unit itself, not a setting
+# (tuned/profiles/unit.py).
+UNIT_KEYS = ("type", "replace", "enabled", "devices", "devices_udev_regex", "cpuinfo_regex",
+             "uname_regex", "script_pre", "script_post", "drop", "priority")
+
+
 def _sections(ctx, name, facts, depth=0):
-    """({section: (plugin type, {key: shown file})}, [unresolved messages])
-    after include= and replace=."""
+    """({section: (plugin type, {key: (value, shown file)})}, {variable: value},
+    [unresolved messages]) after include= and replace=."""
     rel, text = _find(ctx, name)
     if rel is None or depth > 10:
-        return {}, []
+        return {}, {}, []
     conf = _parse(text)
-    merged, unresolved = {}, []
+    merged, variables, unresolved = {}, {}, []
     include = conf.get("main", {}).get("include", "")
     try:
         include = _expand(ctx, include, conf.get("variables", {}), facts)
@@ -102,23 +110,74 @@ def _sections(ctx, name, facts, depth=0):
             unresolved.append("%s: include=%s (no tuned profile %r in %s)" % (
                 ctx.show(rel), include, inc, ", ".join("/" + d for d in PROFILE_DIRS)))
             continue
-        secs, unres = _sections(ctx, inc, facts, depth + 1)
+        secs, var, unres = _sections(ctx, inc, facts, depth + 1)
         unresolved.extend(unres)
+        variables.update(var)
         for sec, (plugin, keys) in secs.items():
             if sec in merged:
                 keys = dict(merged[sec][1], **keys)
             merged[sec] = (plugin, keys)
+    variables.update(conf.get("variables", {}))
     for sec, keys in conf.items():
         if sec in ("main", "variables"):
             continue
-        plugin = keys.get("type", sec)
-        # {key: the file that sets it}
-        own = dict((k, ctx.show(rel)) for k in keys
-                   if k not in ("type", "replace", "enabled", "devices"))
+        plugin = keys.get("type", merged.get(sec, (sec,))[0])
+        own = dict((k, (v, ctx.show(rel))) for k, v in keys.items())
         if sec in merged and keys.get("replace", "0").lower() not in ("1", "true", "yes"):
             own = dict(merged[sec][1], **own)
         merged[sec] = (plugin, own)
-    return merged, unresolved
+    return merged, variables, unresolved
+
+
+def uname_string(ctx):
+    """" ".join(os.uname()) as tuned matches uname_regex, of the root's kernel."""
+    u = os.uname()
+    parts = []
+    for f, default in (("ostype", u.sysname), ("hostname", u.nodename),
+                       ("osrelease", u.release), ("version", u.version), ("arch", u.machine)):
+        v = ctx.read("proc/sys/kernel/" + f) if ctx.root != "/" else None
+        parts.append(v.strip() if v else default)
+    return " ".join(parts)
+
+
+def _unit_applies(ctx, keys, variables):
+    """tuned's UnitManager.create(): a disabled unit, or one whose
+    cpuinfo_regex/uname_regex does not match this host, sets nothing."""
+    def opt(k):
+        v = keys.get(k, (None,))[0]
+        return None if v is None else EXPR.sub(
+            lambda m: variables.get(m.group(1), m.group(0)), v)
+    if opt("enabled") not in (None, "True", "true", "1"):
+        return False
+    for k, text in (("cpuinfo_regex", lambda: ctx.read("proc/cpuinfo") or ""),
+                    ("uname_regex", lambda: uname_string(ctx))):
+        rx = opt(k)
+        if rx is None:
+            continue
+        try:
+            if not re.search(rx, text(), re.M):
+                return False
+        except re.error:
+            return False        # tuned's re.search raises: the unit is not created
+    return True
+
+
+def service_counts(ctx):
+    """tuned owns knobs only when tuned.service is enabled (it will run at
+    boot) or active now; an installed but disabled tuned sets nothing."""
+    if ctx.is_masked("etc/systemd/system/tuned.service"):
+        return False
+    return bool(glob.glob(ctx.path("etc/systemd/system/*.wants/tuned.service"))
+                or ctx.exists("run/systemd/units/invocation:tuned.service"))
+
+
+def _reapply_sysctl(ctx):
+    """tuned-main.conf's reapply_sysctl (default 1)."""
+    for line in (ctx.read("etc/tuned/tuned-main.conf") or "").splitlines():
+        k, sep, v = INLINE_COMMENT.sub("", line).partition("=")
+        if sep and k.strip() == "reapply_sysctl":
+            return v.strip().lower() in ("1", "true", "yes", "y", "on")
+    return True
 
 
 def owned(ctx, facts=None):
@@ -126,25 +185,35 @@ def owned(ctx, facts=None):
 
     When an include cannot be resolved, tuned may set anything its plugins
     reach (sysctl, vm, and any sysfs path): every knob is left to tuned,
-    and the reason names the include.
+    and the reason names the include. With reapply_sysctl (the default),
+    tuned writes the sysctl.d values again after its own: those knobs are
+    the sysctl.d files' (tuned puts them back whenever it applies).
     """
     active = (ctx.read("etc/tuned/active_profile") or "").split()
     if not active or not (ctx.exists("usr/sbin/tuned") or ctx.exists("usr/bin/tuned")):
+        return {}
+    if not service_counts(ctx):
         return {}
     if facts is None:
         from .recommend import Facts
         facts = Facts(ctx)
     result = {}
     for name in active:
-        secs, unresolved = _sections(ctx, name, facts)
+        secs, variables, unresolved = _sections(ctx, name, facts)
         if unresolved:
             who = ("tuned profile %s: cannot resolve %s, so every knob tuned could set "
                    "is left to it" % (name, "; ".join(unresolved)))
             for k in schema.KNOBS:
                 result.setdefault(k.name, who)
             continue
+        has_sysctl = False
         for plugin, keys in secs.values():
-            for key, shown in keys.items():
+            if not _unit_applies(ctx, keys, variables):
+                continue
+            has_sysctl = has_sysctl or plugin == "sysctl"
+            for key, (_, shown) in keys.items():
+                if key in UNIT_KEYS:
+                    continue
                 who = "tuned profile %s (%s)" % (name, shown)
                 if plugin == "sysctl":
                     knob = "sysctl." + key.replace("/", ".")
@@ -156,6 +225,15 @@ def owned(ctx, facts=None):
                     for k in schema.KNOBS:
                         if fnmatch.fnmatch("/" + k.path, key):
                             result[k.name] = who
+        if has_sysctl and _reapply_sysctl(ctx):
+            for knob, (value, where) in sysctld.read(ctx, sysctld.TUNED_DIRS).items():
+                result[knob] = ("%s (tuned profile %s re-applies it after its own sysctls: "
+                                "reapply_sysctl in /etc/tuned/tuned-main.conf)" % (where, name))
+    # Both forms of one kernel setting have one owner.
+    for a, b in schema.PAIRS:
+        if a in result or b in result:
+            result.setdefault(a, result.get(b))
+            result.setdefault(b, result.get(a))
     return result
 
 

@@ -21,7 +21,9 @@ STOCK = {
     "proc/sys/vm/page-cluster": "3",
     "proc/sys/vm/vfs_cache_pressure": "100",
     "proc/sys/vm/dirty_ratio": "20",
+    "proc/sys/vm/dirty_bytes": "0",
     "proc/sys/vm/dirty_background_ratio": "10",
+    "proc/sys/vm/dirty_background_bytes": "0",
     "proc/sys/vm/compaction_proactiveness": "20",
     "proc/sys/vm/overcommit_memory": "0",
     "proc/sys/vm/overcommit_ratio": "50",
@@ -147,6 +149,16 @@ def make(root, module=True, vendor=True):
     return root
 
 
+def enable_tuned(root, active):
+    """tuned installed, enabled (systemctl enable tuned) and its active profile."""
+    write(root, "usr/sbin/tuned", "")
+    write(root, "etc/tuned/active_profile", active + "\n")
+    wants = os.path.join(root, "etc/systemd/system/multi-user.target.wants")
+    os.makedirs(wants, exist_ok=True)
+    if not os.path.lexists(os.path.join(wants, "tuned.service")):
+        os.symlink("/lib/systemd/system/tuned.service", os.path.join(wants, "tuned.service"))
+
+
 def snapshot(root):
     """Every live knob file: {rel: content}."""
     out = {}
@@ -160,6 +172,15 @@ def snapshot(root):
     return out
 
 
+VM = "proc/sys/vm/"
+# {file: (the other form, the least value accepted, zeroes the other only
+# when the value changes)}
+DIRTY = {VM + "dirty_ratio": (VM + "dirty_bytes", 0, True),
+         VM + "dirty_bytes": (VM + "dirty_ratio", 8192, True),
+         VM + "dirty_background_ratio": (VM + "dirty_background_bytes", 0, False),
+         VM + "dirty_background_bytes": (VM + "dirty_background_ratio", 1, False)}
+
+
 def kernel_write(self, rel, value):
     """Context.write_raw against the fake tree, behaving like the kernel for
     "a [b] c" selector files: the chosen word gets the brackets, an unknown
@@ -167,6 +188,16 @@ def kernel_write(self, rel, value):
     path = self.path(rel)
     with open(path) as f:
         old = f.read().strip()
+    if rel in DIRTY:
+        # mm/page-writeback.c: each form's handler zeroes the other one
+        # (dirty_ratio/dirty_bytes only when the value changed); the bytes
+        # forms refuse values below their minimum, so never take 0.
+        other, minimum, only_on_change = DIRTY[rel]
+        if not value.strip().isdigit() or int(value) < minimum:
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+        if not only_on_change or int(value) != int(old):
+            with open(self.path(other), "w") as f:
+                f.write("0\n")
     if re.search(r"\[[^\]]*\]", old):
         words = old.replace("[", "").replace("]", "").split()
         if value not in words:

@@ -4,6 +4,8 @@
 #   1. on the host's /usr/bin/python3 (Debian 12: 3.11), with the checks that
 #      need the tools venv: vermin (no construct newer than python3.9) and
 #      ansible-playbook --syntax-check of systemd/examples/ansible;
+#      tuned 2.20's shipped profiles (unpacked by venv.sh) for the golden
+#      tests of the coexistence with tuned;
 #   2. again on python3.9 (Amazon Linux 2023's version) when one is found
 #      (MMTUNE_PY39, python3.9 on PATH, or ~/.pyenv/versions/3.9.*), else one
 #      SKIP line saying so.
@@ -19,11 +21,12 @@ if venvs=$(tests/userspace/venv.sh); then
 	eval "$venvs"
 else
 	echo "not ok 1 userspace-venv: cannot create the tools venv (see above)"
-	tools= py39= rc=1
+	tools= py39= tuned= rc=1
 fi
 
 host_py=$(/usr/bin/python3 -c 'import sys; print("py%d.%d" % sys.version_info[:2])')
 start=$(date +%s.%N)
+export MMTUNE_TUNED=${tuned:-}
 MMTUNE_TAP=$host_py MMTUNE_TOOLS_VENV=${tools:-} /usr/bin/python3 -m pytest "${pytest_args[@]}" || rc=1
 echo "# userspace: $host_py suite in $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }")s"
 

@@ -24,6 +24,7 @@ def add_all_mmtune_knobs(root):
 @pytest.mark.parametrize("name", PROFILES)
 @pytest.mark.parametrize("module", ["none", "zswap-only", "all-features"])
 def test_apply_each_profile_reads_back(root, run, name, module):
+    fakeroot.write(root, "etc/mmtune/profile", name + "\n")  # selected: else verify says drift
     if module == "none":
         import shutil
         shutil.rmtree(os.path.join(root, "sys/kernel/mm/mmtune"))
@@ -80,6 +81,8 @@ def test_missing_required_knob_changes_nothing(root, run):
 
 
 def test_optional_missing_is_skipped_with_a_message(root, run):
+    """A module that has the feature group but not the file (older module)."""
+    fakeroot.write(root, "sys/kernel/mm/mmtune/swap_slots/cache_size", "64")
     rc, out, err = run("apply", "balanced")
     assert rc == 0
     assert ("skip mmtune.swap_slots.enabled: not on this kernel "
@@ -258,8 +261,7 @@ def test_non_root_can_read(run):
 
 
 def tuned_root(root):
-    fakeroot.write(root, "usr/sbin/tuned", "")
-    fakeroot.write(root, "etc/tuned/active_profile", "site-db\n")
+    fakeroot.enable_tuned(root, "site-db")
     fakeroot.write(root, "usr/lib/tuned/throughput-performance/tuned.conf",
                    "[main]\nsummary=x\n[vm]\ntransparent_hugepages=always\n[sysctl]\nvm.dirty_ratio=40\n")
     fakeroot.write(root, "etc/tuned/site-db/tuned.conf",
@@ -270,6 +272,7 @@ def tuned_root(root):
 def test_tuned_owned_knobs_are_left_to_tuned(root, run):
     tuned_root(root)
     fakeroot.write(root, "proc/sys/vm/dirty_ratio", "40")
+    fakeroot.write(root, "etc/mmtune/profile", "database\n")      # selected, so verify can pass
     rc, out, err = run("apply", "database")
     assert rc == 0
     owned = [l for l in out.splitlines() if "owned by tuned" in l]

@@ -76,6 +76,7 @@ def test_not_loaded_beats_drift_and_a_profile_without_mmtune_needs_no_module(roo
     fakeroot.write(root, "proc/sys/vm/swappiness", "1")
     assert run("verify")[0] == 3
     fakeroot.write(root, "etc/mmtune/profiles/plain.conf", "[sysctl]\nvm.swappiness = 1\n")
+    fakeroot.write(root, "etc/mmtune/profile", "plain\n")
     assert run("apply", "plain")[0] == 0
     rc, doc = status(run)
     assert (rc, doc["ok"], doc["module_expected"]) == (0, True, False)

@@ -175,3 +175,11 @@ def test_ansible_role_check_diff_then_apply(root, tmp_path):
     p = play_run()
     assert p.returncode != 0 and "unknown key 'vm.swapiness' in [sysctl]" in p.stdout
     assert "swapiness" not in fakeroot.read(root, "etc/mmtune/profiles/database.conf.d/50-ansible.conf")
+    # A misspelt profile fails before anything is written (issue 28, point 4).
+    play.write_text(play.read_text().replace("vm.swapiness: 20", "vm.swappiness: 20")
+                    .replace("mmtune_profile: database", "mmtune_profile: databse"))
+    before = fakeroot.snapshot(root), fakeroot.read(root, "etc/mmtune/profile")
+    p = play_run()
+    assert p.returncode != 0 and "no profile 'databse'" in p.stdout, p.stdout
+    assert (fakeroot.snapshot(root), fakeroot.read(root, "etc/mmtune/profile")) == before
+    assert not os.path.exists(os.path.join(root, "etc/mmtune/profiles/databse.conf.d"))

@@ -316,8 +316,8 @@ def test_priorities_on_the_journal_stream(root, tmp_path):
         subprocess.call([ctl, "--root", root, "recommend"], stdout=f, stderr=f, env=env)
     lines = log.read_text().splitlines()
     assert lines[0] == "<3>error: /no/such.conf: cannot read: No such file or directory"
-    assert lines[1].startswith("<3>error: %s/etc/mmtune/profiles/bad.conf:2: " % root)
-    assert lines[2] == "<6>balanced"
+    assert "<3>error: /etc/mmtune/profiles/bad.conf:2: sysctl.vm.swappiness: 500 is out of range (0..200)" in lines
+    assert lines[-2] == "<6>balanced"
     # A terminal or a pipe gets no prefix.
     p = subprocess.run([ctl, "--root", root, "check", "/no/such.conf"], stderr=subprocess.PIPE,
                        universal_newlines=True, env=env)

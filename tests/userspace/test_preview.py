@@ -62,7 +62,8 @@ def test_check_a_valid_file(root, run):
         path = os.path.join(fakeroot.SYSTEMD, "profiles", name)
         rc, out, err = run("check", path)
         assert (rc, err) == (0, ""), err
-        assert re.match(r"^%s: ok, \d+ knob\(s\)\n$" % re.escape(path), out)
+        assert re.match(r"^%s: ok, \d+ knob\(s\), checked on its own \(--profile NAME or "
+                        r"FILE=PATH checks it in the profiles that read it\)\n$" % re.escape(path), out)
 
 
 def test_check_reports_every_error_with_file_and_line(root, run, tmp_path):
@@ -126,3 +127,75 @@ def test_the_manuals_example_profile_is_valid(root, run):
     assert (rc, err) == (0, "")
     rc, out, err = run("check", os.path.join(root, ETC, "example.conf"))
     assert (rc, err) == (0, "")
+
+
+SWAP_SLOTS = "[?mmtune.swap_slots]\ndeactivate_factor = 8\n"
+
+
+def test_check_resolves_the_profiles_a_file_is_for(root, run, tmp_path):
+    """Issue 28, point 4: a drop-in valid on its own that clashes with what
+    a profile including it sets is an error with its file and line."""
+    new = tmp_path / "new.conf"
+    new.write_text(SWAP_SLOTS)
+    dest = os.path.join(root, "etc/mmtune/profiles/web-latency.conf.d/50-local.conf")
+    assert run("check", str(new))[0] == 0                   # on its own: fine
+    rc, out, err = run("check", "%s=%s" % (new, dest))
+    assert rc == 2
+    assert ("error: %s:2: mmtune.swap_slots.deactivate_factor = 8 must be < "
+            "mmtune.swap_slots.activate_factor = 5 (/usr/lib/mmtune/profiles/web-latency.conf:26)\n"
+            % new) in err
+    assert not os.path.exists(dest)
+    rc, out, err = run("check", "--profile", "web-latency", str(new))      # its drop-in
+    assert rc == 2 and "must be < mmtune.swap_slots.activate_factor = 5" in err
+    new.write_text("[?mmtune.swap_slots]\ndeactivate_factor = 3\n")
+    rc, out, err = run("check", "%s=%s" % (new, dest.replace("web-latency", "balanced")))
+    assert (rc, err) == (0, "")
+    # Every profile that includes balanced reads it, so each is resolved.
+    for name in ("balanced", "web-latency", "database", "container-host"):
+        assert "profile %s: ok, " % name in out
+
+
+def test_check_an_override_and_rules_in_place(root, run, tmp_path):
+    new = tmp_path / "profile"
+    new.write_text("# managed by Ansible\ndatabse\n")
+    rc, out, err = run("check", "%s=%s/etc/mmtune/profile" % (new, root))
+    assert rc == 2 and "error: no profile 'databse'" in err
+    assert not os.path.exists(os.path.join(root, "etc/mmtune/profile"))
+    rules = tmp_path / "10-site.rules"
+    rules.write_text("[web-latency]  # edge\nfile=/usr/sbin/nginx\n\n[database]\nram=>=4G\n")
+    rc, out, err = run("check", "%s=/etc/mmtune/recommend.rules.d/10-site.rules" % rules)
+    assert rc == 2
+    assert "error: %s:5: unknown condition 'ram'" % rules in err
+    rc, out, err = run("check", str(rules))         # a .rules file anywhere: as a drop-in
+    assert rc == 2 and "error: %s:5: unknown condition 'ram'" % rules in err
+    rules.write_text("[web-latency]  # edge\nfile=/usr/sbin/nginx\n")
+    fakeroot.write(root, "usr/sbin/nginx", "")
+    rc, out, err = run("check", "%s=/etc/mmtune/recommend.rules.d/10-site.rules" % rules)
+    assert (rc, err) == (0, "")
+    assert out.startswith("selected profile: web-latency (recommend rule %s:1 " % rules)
+
+
+def test_diff_dropin_replaces_the_deployed_one_of_its_name(root, run, tmp_path):
+    deployed = "etc/mmtune/profiles/database.conf.d/50-ansible.conf"
+    fakeroot.write(root, deployed, "[thp]\ndefrag = always\n")
+    assert run("apply", "database")[0] == 0
+    assert fakeroot.read(root, "sys/kernel/mm/transparent_hugepage/defrag").startswith("[always]")
+    new = tmp_path / "50-ansible.conf"
+    new.write_text("[sysctl]\nvm.swappiness = 10\n")        # the defrag override is gone
+    rc, out, err = run("diff", "database", "--dropin", str(new))
+    assert rc == 1
+    assert "change thp.defrag: always -> never (/usr/lib/mmtune/profiles/database.conf:24)\n" in out
+
+
+def test_ansible_role_validates_before_it_writes():
+    """The role renders and checks both files before the first write,
+    validates each deployed file in place, and applies through systemd."""
+    role = os.path.join(fakeroot.SYSTEMD, "examples", "ansible", "roles", "mmtune")
+    tasks = open(os.path.join(role, "tasks", "main.yml")).read()
+    first_write = tasks.index("- name: Pin the mmtune profile")
+    assert tasks.index("'check', '--profile', mmtune_profile") < first_write
+    pin = tasks[first_write:tasks.index("- name: Drop-in directory")]
+    assert "validate: \"{{ mmtune_ctl }} check --profile {{ mmtune_profile }} %s={{ mmtune_etc }}/profile\"" in pin
+    assert "%s={{ mmtune_etc }}/profiles/{{ mmtune_profile }}.conf.d/50-ansible.conf" in tasks
+    handler = open(os.path.join(role, "handlers", "main.yml")).read()
+    assert "'systemctl', 'reload-or-restart', 'mmtune.service'" in handler

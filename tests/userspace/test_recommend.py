@@ -113,3 +113,62 @@ def test_unreadable_override_and_rules_are_errors_with_the_file(root, run):
     rc, out, err = run("apply", "--auto")
     assert rc == 2
     assert err.startswith("error: /etc/mmtune/recommend.rules.d/10-x.rules: cannot read: Is a directory\n")
+
+
+def test_rules_are_parsed_like_profiles(root, run):
+    """Header and inline comments (issue 28, point 5): a rule whose header
+    carries a comment is a rule, first line of the file or further down."""
+    fakeroot.write(root, "etc/mmtune/recommend.rules.d/10-edge.rules",
+                   "[web-latency]  # edge\nfile=/usr/sbin/nginx   # the proxy\n"
+                   "# next\n[database]\t# db\ncpus=>=1\n")
+    fakeroot.write(root, "usr/sbin/nginx", "")
+    rc, out, err = run("apply", "--auto")
+    assert (rc, err) == (0, "")
+    assert out.startswith("profile web-latency (recommend rule "
+                          "/etc/mmtune/recommend.rules.d/10-edge.rules:1 [web-latency]: "
+                          "file=/usr/sbin/nginx)\n")
+    os.unlink(os.path.join(root, "usr/sbin/nginx"))
+    assert rec(run).startswith(
+        "database\nreason: recommend rule /etc/mmtune/recommend.rules.d/10-edge.rules:4 ")
+
+
+def test_the_first_pick_is_kept_until_an_operator_changes_it(root, run):
+    """Issue 28, point 6: installing mysqld beside containerd must not move
+    a running host to another profile at the next boot."""
+    import json
+    fakeroot.write(root, "usr/bin/containerd", "")
+    rc, out, err = run("apply", "--auto")
+    assert rc == 0 and out.startswith("profile container-host (recommend rule ")
+    assert fakeroot.read(root, "var/lib/mmtune/auto-profile").endswith("\ncontainer-host")
+    fakeroot.write(root, "usr/sbin/mysqld", "")            # a package pulled in a server
+    fakeroot.write(root, "usr/lib/mmtune/recommend.rules",  # database first, say
+                   "[database]\nfile=/usr/sbin/mysqld\n[container-host]\nfile=/usr/bin/containerd\n")
+    assert rec(run).startswith("database\nreason: recommend rule ")
+    assert rec(run).endswith("recorded: container-host (apply --auto keeps it; "
+                             "`mmtunectl recommend --reset` to pick again)\n")
+    rc, out, err = run("apply", "--auto")                   # the next boot
+    assert rc == 0 and out.startswith("profile container-host (recorded in "
+                                      "/var/lib/mmtune/auto-profile by the first apply --auto ")
+    assert fakeroot.read(root, "proc/sys/vm/swappiness") == "60"
+    rc, out, err = run("status", "--json")
+    doc = json.loads(out)
+    assert (rc, doc["recommended_profile"], doc["recorded_profile"]) == \
+        (0, "database", "container-host")
+    assert doc["profile"]["source"] == "recorded"
+    rc, out, err = run("status", "--prometheus")
+    assert "mmtune_recommendation_differs 1\n" in out and "mmtune_ok 1\n" in out
+    rc, out, err = run("status")
+    assert ("recommend: the rules pick database now; the recorded pick container-host is kept "
+            "(mmtunectl recommend --reset to pick again)\n") in out
+    assert run("recommend", "--reset", euid=1000)[0] == 4
+    rc, out, err = run("recommend", "--reset")
+    assert out.startswith("forgot the recorded pick container-host; ")
+    rc, out, err = run("apply", "--auto")
+    assert rc == 0 and out.startswith("profile database (recommend rule ")
+    assert fakeroot.read(root, "proc/sys/vm/swappiness") == "10"
+
+
+def test_an_override_is_not_recorded(root, run):
+    fakeroot.write(root, "etc/mmtune/profile", "database\n")
+    assert run("apply", "--auto")[0] == 0
+    assert not os.path.exists(os.path.join(root, "var/lib/mmtune/auto-profile"))

@@ -117,12 +117,14 @@ def test_systemd_analyze_security_score(tmp_path, diag):
                    check=True)
     hardened, line = security(staged, "mmtune.service")
     metrics, mline = security(staged, "mmtune-metrics.service")
+    reapply, rline = security(staged, "mmtune-reapply.service")
     os.unlink(os.path.join(staged, "usr/lib/systemd/system/mmtune.service.d/50-hardening.conf"))
     plain, pline = security(staged, "mmtune.service")
     diag("systemd-analyze security mmtune.service: %s with the hardening drop-in, %s without"
          % (verdict(line), verdict(pline)))
     diag("systemd-analyze security mmtune-metrics.service: %s" % verdict(mline))
-    assert hardened <= 2.0 and metrics <= 2.0 and plain >= 9.0
+    diag("systemd-analyze security mmtune-reapply.service: %s" % verdict(rline))
+    assert hardened <= 2.0 and metrics <= 2.0 and reapply <= 2.0 and plain >= 9.0
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/systemd-analyze"), reason="no systemd-analyze")
@@ -139,7 +141,8 @@ def test_security_scores_are_in_the_tap_output():
     assert re.search(r"^ok 1 inner test_safety.py::test_systemd_analyze_security_score\n"
                      r"# systemd-analyze security mmtune.service: %s with the hardening "
                      r"drop-in, %s without\n"
-                     r"# systemd-analyze security mmtune-metrics.service: %s$" % (num, num, num),
+                     r"# systemd-analyze security mmtune-metrics.service: %s\n"
+                     r"# systemd-analyze security mmtune-reapply.service: %s$" % (num, num, num, num),
                      p.stdout, re.M), p.stdout
 
 

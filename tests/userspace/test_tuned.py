@@ -2,7 +2,12 @@
 ${f:virt_check:...} includes, [variables], inline comments, and an include
 that cannot be resolved leaves every knob to tuned, saying so."""
 
+import os
+import re
+import shutil
+
 import pytest
+from conftest import golden
 
 import fakeroot
 
@@ -12,8 +17,7 @@ SWAPPINESS = "proc/sys/vm/swappiness"
 def tuned(root, active, openshift_include="${f:virt_check:virtual-guest:throughput-performance}"):
     """tuned's own chain (tuned 2.x): openshift -> virtual-guest or
     throughput-performance, with inline comments as tuned allows."""
-    fakeroot.write(root, "usr/sbin/tuned", "")
-    fakeroot.write(root, "etc/tuned/active_profile", active + "\n")
+    fakeroot.enable_tuned(root, active)
     fakeroot.write(root, "usr/lib/tuned/throughput-performance/tuned.conf",
                    "[main]\nsummary=Broadly applicable tuning\n[cpu]\ngovernor=performance\n"
                    "[vm]\ntransparent_hugepages=always   # THP for throughput\n"
@@ -64,6 +68,7 @@ def test_variables_in_include(root, run):
 
 def test_unresolvable_include_leaves_everything_to_tuned(root, run):
     tuned(root, "openshift", "${f:exec:/usr/bin/pick-profile}")
+    fakeroot.write(root, "etc/mmtune/profile", "database\n")      # selected, so verify can pass
     before = fakeroot.snapshot(root)
     rc, out, err = run("apply", "database")
     assert rc == 0, err
@@ -121,3 +126,79 @@ def test_an_include_naming_no_profile_leaves_everything_to_tuned(root, run, incl
             "could set is left to it\n" % (include, missing)) in out
     assert not [l for l in out.splitlines() if l.startswith("set ")]
     assert fakeroot.snapshot(root) == before
+
+
+# --- tuned 2.20's own profiles (issue 28, point 3) --------------------------
+TUNED = os.environ.get("MMTUNE_TUNED", "")
+needs_tuned = pytest.mark.skipif(not TUNED, reason="MMTUNE_TUNED not set (tests/userspace/run.sh "
+                                 "unpacks Debian 12's tuned 2.20 and sets it)")
+X86_CPU = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\n"
+THUNDERX_CPU = "processor\t: 0\nCPU implementer\t: 0x43\nCPU part\t: 0x0af\n"
+
+
+def shipped(root, active, arch="x86_64", cpuinfo=X86_CPU):
+    """tuned 2.20's /usr/lib/tuned and tuned-main.conf, on a host of arch."""
+    os.symlink(os.path.join(TUNED, "usr/lib/tuned"), os.path.join(root, "usr/lib/tuned"))
+    with open(os.path.join(TUNED, "etc/tuned/tuned-main.conf")) as f:
+        fakeroot.write(root, "etc/tuned/tuned-main.conf", f.read())
+    fakeroot.enable_tuned(root, active)
+    fakeroot.write(root, "proc/sys/kernel/arch", arch)
+    fakeroot.write(root, "proc/cpuinfo", cpuinfo)
+
+
+def owned_lines(out):
+    return "".join(l + "\n" for l in out.splitlines()
+                   if l.startswith("skip ") or l.startswith("set thp."))
+
+
+@needs_tuned
+def test_golden_with_tuned_220_profiles(root, run):
+    """apply database beside each of tuned's common server profiles on x86:
+    [vm.thunderx] (uname_regex=aarch64) sets nothing here, so thp.enabled
+    is mmtune's; on a ThunderX it is tuned's."""
+    text = ""
+    shipped(root, "throughput-performance")
+    for active in ("throughput-performance", "aws", "virtual-guest", "latency-performance",
+                   "postgresql", "balanced", "thunderx"):
+        if active == "thunderx":
+            fakeroot.write(root, "proc/sys/kernel/arch", "aarch64")
+            fakeroot.write(root, "proc/cpuinfo", THUNDERX_CPU)
+        fakeroot.write(root, "etc/tuned/active_profile", active.replace(
+            "thunderx", "throughput-performance") + "\n")
+        rc, out, err = run("apply", "database")
+        assert (rc, err) == (0, "")
+        text += "## tuned profile %s\n" % active.replace(
+            "thunderx", "throughput-performance, aarch64 ThunderX") + owned_lines(out)
+        if active in ("throughput-performance", "aws"):
+            assert fakeroot.read(root, "sys/kernel/mm/transparent_hugepage/enabled") == \
+                "always madvise [never]"
+        assert run("rollback")[0] == 0
+    assert "skip thp.enabled: owned by tuned profile throughput-performance " \
+        "(/usr/lib/tuned/throughput-performance/tuned.conf)\n" in out
+    golden("tuned-220.txt", text)
+
+
+@needs_tuned
+def test_installed_but_disabled_tuned_owns_nothing(root, run):
+    shipped(root, "throughput-performance")
+    os.unlink(os.path.join(root, "etc/systemd/system/multi-user.target.wants/tuned.service"))
+    rc, out, err = run("apply", "database")
+    assert (rc, err) == (0, "") and "owned by tuned" not in out
+    assert fakeroot.read(root, SWAPPINESS) == "10"
+    # Running now (started by hand) counts, enabled or not.
+    fakeroot.write(root, "run/systemd/units/invocation:tuned.service", "")
+    rc, out, err = run("verify")
+    assert re.search(r", [1-9][0-9]* owned by tuned\n$", out), out
+
+
+@needs_tuned
+def test_tuned_reapplies_sysctl_d(root, run):
+    """reapply_sysctl=1 (tuned-main.conf's default): tuned writes the
+    sysctl.d values again after its own, so they are not mmtune's to set."""
+    shipped(root, "throughput-performance")
+    fakeroot.write(root, "etc/sysctl.d/90-local.conf", "vm.watermark_scale_factor = 50\n")
+    rc, out, err = run("apply", "database")
+    assert ("skip sysctl.vm.watermark_scale_factor: owned by /etc/sysctl.d/90-local.conf:1 "
+            "(tuned profile throughput-performance re-applies it after its own sysctls: "
+            "reapply_sysctl in /etc/tuned/tuned-main.conf)\n") in out
+    assert fakeroot.read(root, "proc/sys/vm/watermark_scale_factor") == "10"

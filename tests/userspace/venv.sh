@@ -38,6 +38,21 @@ tools_dir=$cache/venv-userspace-tools-$(tag "$tools_req")
 make_venv "$tools_dir" /usr/bin/python3 "$tools_req"
 echo "tools=$tools_dir"
 
+# Debian 12's tuned (2.20): its shipped profiles for the coexistence golden
+# tests, unpacked from the .deb, never installed (no tuned.service runs on
+# the test host). Empty when apt cannot fetch it: those tests skip.
+tuned_ver=2.20.0-1
+tuned_dir=$cache/tuned-$tuned_ver
+if [ ! -f "$tuned_dir/usr/lib/tuned/throughput-performance/tuned.conf" ]; then
+	echo "tuned: unpacking tuned $tuned_ver into $tuned_dir" >&2
+	tmp=$(mktemp -d)
+	rm -rf "$tuned_dir"
+	if (cd "$tmp" && apt-get download -q "tuned=$tuned_ver" >/dev/null 2>&1) &&
+		dpkg-deb -x "$tmp"/tuned_*.deb "$tuned_dir"; then :; else rm -rf "$tuned_dir"; fi
+	rm -rf "$tmp"
+fi
+[ -d "$tuned_dir/usr/lib/tuned" ] && echo "tuned=$tuned_dir" || echo "tuned="
+
 py39=${MMTUNE_PY39:-}
 if [ -z "$py39" ]; then
 	py39=$(command -v python3.9 2>/dev/null || true)

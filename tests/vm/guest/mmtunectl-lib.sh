@@ -88,8 +88,8 @@ time.sleep(float(sys.argv[1]))' "$1" &
 	wait_for /tmp/held 60
 }
 
-# Leave no profile, override or saved state to the next test.
+# Leave no profile, override, recorded pick or saved state to the next test.
 ctl_cleanup() {
 	"$MMTUNECTL" rollback >/dev/null 2>&1
-	rm -rf /run/mmtune /etc/mmtune/profile /etc/mmtune/profiles
+	rm -rf /run/mmtune /etc/mmtune/profile /etc/mmtune/profiles /var/lib/mmtune
 }

@@ -15,6 +15,8 @@ ctl_rc 0 apply balanced
 "$MMTUNECTL" status --prometheus >/tmp/metrics.prom || fail "status --prometheus"
 awk -F'\t' 'NR > 1 && !/^#/ && $3 == "counter" { print $1, $2 }' "$KNOBS_TSV" | while read -r dir file; do
 	grep -q "\"mmtune.$dir.$file\": [0-9]" /tmp/status.json || fail "status --json lacks mmtune.$dir.$file"
-	grep -q "^mmtune_${dir}_${file}_total [0-9]" /tmp/metrics.prom || fail "metrics lack $dir/$file"
+	# A counter of bytes carries the unit before _total.
+	case $file in bytes_*) name=${file#bytes_}_bytes ;; *) name=$file ;; esac
+	grep -q "^mmtune_${dir}_${name}_total [0-9]" /tmp/metrics.prom || fail "metrics lack $dir/$file"
 done
 info "ok: $(awk -F'\t' '!/^#/ && $3 == "counter"' "$KNOBS_TSV" | wc -l) counters in status and metrics"
