@@ -60,7 +60,7 @@ quick_checks() {
 		rpm_tools_scripts_ok "$rpm_tools"
 
 	# --- the kernel hooks ---------------------------------------------------
-	check "mmtune-dkms-kernel: decisions and messages on fake kernels (no hooks, hooks, prebuilt, no headers, failing and 77 builds, removed-not-purged)" \
+	check "mmtune-dkms-kernel: one line per kernel and state (no hooks, hooks, prebuilt, no headers, failing and 77 builds) however often the hooks run; a failed build retried only when the kernel or sources change (attempts in the log); status of every kernel; removed-not-purged" \
 		tests/packaging/hook-unit.sh
 	if command -v shellcheck >/dev/null; then
 		check "shellcheck: kernel hooks, maintainer scripts and packaging scripts" \
@@ -251,7 +251,8 @@ deb_dkms_scripts_ok() {
 	grep -q 'common.postinst' "$tmp/postinst" && { echo "postinst uses dkms's common.postinst (fails the package on a failed build)"; rc=1; }
 	grep -qx "	/usr/lib/mmtune-dkms/mmtune-dkms-kernel remove $ver" "$tmp/prerm" || { echo "prerm does not remove $ver"; rc=1; }
 	grep -qx 'interest-noawait /usr/src' "$tmp/triggers" || { echo "no /usr/src trigger"; rc=1; }
-	grep -qx '	$helper all --quiet-skip' "$tmp/postinst" || { echo "postinst does not handle the trigger"; rc=1; }
+	grep -qx '	$helper all --changed' "$tmp/postinst" || { echo "postinst does not handle the trigger (all --changed)"; rc=1; }
+	grep -q 'rm -rf /var/lib/mmtune-dkms' "$tmp/postrm" || { echo "postrm leaves the per-kernel states"; rc=1; }
 	grep -qx 'dkms' <<<"$(dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/^ *//; s/ .*//')" || { echo "no Depends on dkms"; rc=1; }
 	for h in /etc/kernel/postinst.d/50-mmtune-dkms /etc/kernel/header_postinst.d/50-mmtune-dkms; do
 		grep -qx "$h" "$tmp/conffiles" || { echo "$h is not a conffile"; rc=1; }
@@ -293,9 +294,10 @@ rpm_dkms_scripts_ok() {
 	grep -qx "/usr/lib/mmtune-dkms/mmtune-dkms-kernel add $ver --rpm_safe_upgrade" <<<"$s" || { echo "%post does not add the module"; rc=1; }
 	grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all' <<<"$s" || { echo "%post does not build/install"; rc=1; }
 	grep -qx "/usr/lib/mmtune-dkms/mmtune-dkms-kernel remove $ver --rpm_safe_upgrade" <<<"$s" || { echo "%preun does not remove"; rc=1; }
-	grep -q 'triggerin scriptlet.*kernel-devel' <<<"$t" && grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all --quiet-skip' <<<"$t" ||
+	grep -q 'triggerin scriptlet.*kernel-devel' <<<"$t" && grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all --changed' <<<"$t" ||
 		{ echo "no %triggerin on kernel-devel"; rc=1; }
 	grep -qx '/usr/lib/kernel/install.d/50-mmtune-dkms.install' <<<"$(rpm -qpl "$1")" || { echo "no kernel-install plugin"; rc=1; }
+	grep -q 'rm -rf /var/lib/mmtune-dkms' <<<"$s" || { echo "%postun leaves the per-kernel states"; rc=1; }
 	grep -qx 'dkms >= 3.0.11' <<<"$(rpm -qp --requires "$1")" || { echo "no Requires: dkms >= 3.0.11"; rc=1; }
 	return $rc
 }
