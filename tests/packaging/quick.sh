@@ -52,11 +52,11 @@ quick_checks() {
 	# --- maintainer scripts -------------------------------------------------
 	check "mmtune-dkms.deb: postinst registers with DKMS and builds through mmtune-dkms-kernel, prerm unregisters, /usr/src trigger, kernel hooks are conffiles" \
 		deb_dkms_scripts_ok "$deb_dkms" "$ver"
-	check "mmtune.deb: enabled and started on installation; upgrade reloads (no stop, no restart); removal stops (rollback)" \
+	check "mmtune.deb: mmtune.service and the metrics timer enabled and started on installation, stopped on removal; reapply and metrics services never started; upgrade reloads (no stop, no restart)" \
 		deb_tools_scripts_ok "$deb_tools"
 	check "mmtune-dkms.rpm: %post add + build through mmtune-dkms-kernel, %preun remove, %triggerin on kernel-devel, kernel-install plugin, Requires dkms >= 3.0.11" \
 		rpm_dkms_scripts_ok "$rpm_dkms" "$ver"
-	check "mmtune.rpm: preset on install, reload on upgrade (no try-restart), disable --now on erase" \
+	check "mmtune.rpm: preset enables mmtune.service and the metrics timer, disable --now of both on erase, reload on upgrade (no try-restart)" \
 		rpm_tools_scripts_ok "$rpm_tools"
 
 	# --- the kernel hooks ---------------------------------------------------
@@ -274,13 +274,19 @@ deb_tools_scripts_ok() {
 	sed 's/^/prerm: /' "$tmp/prerm"
 	grep -q "deb-systemd-helper unmask 'mmtune.service'" "$tmp/postinst" &&
 	grep -q "deb-systemd-helper enable 'mmtune.service'" "$tmp/postinst" || { echo "postinst does not enable mmtune.service"; rc=1; }
-	grep -q "deb-systemd-invoke start .*'mmtune.service'" "$tmp/postinst" || { echo "postinst does not start mmtune.service"; rc=1; }
+	grep -q "deb-systemd-helper enable 'mmtune-metrics.timer'" "$tmp/postinst" || { echo "postinst does not enable the metrics timer"; rc=1; }
+	# Started on configure: exactly mmtune.service and the timer. The static
+	# services are not: mmtune-reapply.service would reload a second time.
+	[ "$(grep -o "deb-systemd-invoke start .*" "$tmp/postinst" | sed 's/ >.*//')" = "deb-systemd-invoke start 'mmtune-metrics.timer' 'mmtune.service'" ] ||
+		{ echo "postinst does not start exactly mmtune.service and mmtune-metrics.timer"; rc=1; }
+	grep -qE "mmtune-reapply.service|mmtune-metrics.service" "$tmp/postinst" "$tmp/prerm" "$tmp/postrm" &&
+		{ echo "a maintainer script starts or stops a static service"; rc=1; }
 	grep -q 'deb-systemd-invoke reload mmtune.service' "$tmp/postinst" || { echo "postinst does not reload on upgrade"; rc=1; }
 	grep -qE 'restart' "$tmp/postinst" && { echo "postinst restarts"; rc=1; }
 	[ -e "$tmp/preinst" ] && grep -q 'stop' "$tmp/preinst" && { echo "preinst stops the unit"; rc=1; }
-	grep -q '"$1" = remove' "$tmp/prerm" && grep -q "deb-systemd-invoke stop .*'mmtune.service'" "$tmp/prerm" ||
-		{ echo "prerm does not stop (roll back) on removal only"; rc=1; }
-	grep -q "deb-systemd-helper purge .*'mmtune.service'" "$tmp/postrm" || { echo "postrm does not purge the unit's state"; rc=1; }
+	grep -q '"$1" = remove' "$tmp/prerm" && grep -q "deb-systemd-invoke stop 'mmtune-metrics.timer' 'mmtune.service'" "$tmp/prerm" ||
+		{ echo "prerm does not stop mmtune.service (roll back) and the timer on removal only"; rc=1; }
+	grep -q "deb-systemd-helper purge 'mmtune-metrics.timer' 'mmtune.service'" "$tmp/postrm" || { echo "postrm does not purge the units' state"; rc=1; }
 	grep -qx 'Recommends: mmtune-modules | mmtune-dkms' <<<"$(dpkg-deb -f "$1" Recommends | sed 's/^/Recommends: /')" ||
 		{ echo "Recommends is not 'mmtune-modules | mmtune-dkms'"; rc=1; }
 	rm -rf "$tmp"
@@ -306,10 +312,13 @@ rpm_tools_scripts_ok() {
 	local s rc=0
 	s=$(rpm -qp --scripts "$1")
 	printf '%s\n' "$s"
-	grep -qE 'systemctl --no-reload preset mmtune.service|install-system-units mmtune.service' <<<"$s" || { echo "%post: no preset"; rc=1; }
-	grep -qE 'systemctl --no-reload disable --now mmtune.service|remove-system-units mmtune.service' <<<"$s" || { echo "%preun: no disable"; rc=1; }
+	grep -qE '(systemctl --no-reload preset|install-system-units) mmtune.service mmtune-metrics.timer( |$)' <<<"$s" || { echo "%post: no preset of mmtune.service and the timer"; rc=1; }
+	grep -qE '(systemctl --no-reload disable --now|remove-system-units) mmtune.service mmtune-metrics.timer( |$)' <<<"$s" || { echo "%preun: no disable --now of mmtune.service and the timer"; rc=1; }
+	grep -qE 'mmtune-reapply.service|mmtune-metrics.service' <<<"$s" && { echo "a scriptlet starts or stops a static service"; rc=1; }
 	grep -q 'systemctl reload mmtune.service' <<<"$s" || { echo "%post: no reload on upgrade"; rc=1; }
 	grep -qE 'try-restart|mark-restart-system-units' <<<"$s" && { echo "a scriptlet restarts mmtune.service"; rc=1; }
 	grep -qx /usr/lib/systemd/system-preset/50-mmtune.preset <<<"$(rpm -qpl "$1")" || { echo "no preset file"; rc=1; }
+	[ "$(rpm2cpio "$1" | cpio -i --quiet --to-stdout ./usr/lib/systemd/system-preset/50-mmtune.preset | grep -v '^#')" = \
+		"$(printf 'enable mmtune.service\nenable mmtune-metrics.timer')" ] || { echo "the preset does not enable exactly mmtune.service and the timer"; rc=1; }
 	return $rc
 }
