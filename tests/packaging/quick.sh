@@ -32,9 +32,9 @@ quick_checks() {
 		dkms_files_exact "$ver" "$rpm_dkms"
 	check "dkms.conf: version filled in, BUILD_EXCLUSIVE_CONFIG set, no AUTOINSTALL (the kernel hooks decide; deb and rpm)" \
 		dkms_conf_ok "$ver" "$deb_dkms" "$rpm_dkms"
-	check "mmtune.deb: CLI and its man page, private Python package, units, modules-load.d entry; no litter" \
+	check "mmtune.deb: CLI and its man page, private Python package, units and the modprobe drop-in; no modules-load.d entry, no litter" \
 		tools_files_ok "$deb_tools" /lib/systemd/system
-	check "mmtune.rpm: CLI and its man page, private Python package, units, modules-load.d entry; no litter" \
+	check "mmtune.rpm: CLI and its man page, private Python package, units and the modprobe drop-in; no modules-load.d entry, no litter" \
 		tools_files_ok "$rpm_tools" /usr/lib/systemd/system
 	check "mmtune.deb: the file each unit's Documentation= names is in the package" \
 		unit_docs_ok "$deb_tools"
@@ -44,10 +44,12 @@ quick_checks() {
 		deb_conffiles_ok "$deb_tools"
 	check "mmtune.rpm: every file under /etc is %config(noreplace), and nothing else" \
 		rpm_config_ok "$rpm_tools"
-	check "mmtune.deb: modules-load.d entry loads mmtune" \
-		modules_load_ok deb "$deb_tools"
-	check "mmtune.rpm: modules-load.d entry loads mmtune" \
-		modules_load_ok rpm "$rpm_tools"
+	check "mmtune.deb: mmtune.service wants and is ordered after modprobe@mmtune.service (drop-in), systemd-analyze verify clean" \
+		module_load_ok "$deb_tools" /lib/systemd/system
+	check "mmtune.rpm: mmtune.service wants and is ordered after modprobe@mmtune.service (drop-in), systemd-analyze verify clean" \
+		module_load_ok "$rpm_tools" /usr/lib/systemd/system
+	check "modprobe@.service's command on a kernel without mmtune.ko prints nothing (systemd-modules-load would log an error) and cannot fail the unit" \
+		modprobe_unit_silent
 
 	# --- maintainer scripts -------------------------------------------------
 	check "mmtune-dkms.deb: postinst registers with DKMS and builds through mmtune-dkms-kernel, prerm unregisters, /usr/src trigger, kernel hooks are conffiles" \
@@ -178,13 +180,15 @@ dkms_conf_ok() {
 tools_files_ok() {
 	local list unitdir=$2 bad=0 p
 	list=$(pkg_files "$1")
-	for p in /usr/sbin/mmtunectl /usr/share/man/man8/mmtunectl.8.gz "$unitdir/mmtune.service" /usr/lib/modules-load.d/mmtune.conf; do
+	for p in /usr/sbin/mmtunectl /usr/share/man/man8/mmtunectl.8.gz "$unitdir/mmtune.service" \
+		"$unitdir/mmtune.service.d/10-modprobe.conf" "$unitdir/mmtune-metrics.timer"; do
 		grep -qx "$p" "$list" || { echo "missing: $p"; bad=1; }
 	done
+	if grep 'modules-load.d' "$list"; then echo "a modules-load.d entry (above): an error at every boot of a stock kernel"; bad=1; fi
 	grep -q '^/usr/lib/mmtune/python/.*\.py$' "$list" || { echo "missing: Python package under /usr/lib/mmtune/python"; bad=1; }
 	if grep -E '/\.[^/]*$|__pycache__|\.pyc$|\.o$|~$' "$list"; then echo "hidden files or litter (above)"; bad=1; fi
 	if grep -E '^/usr/src' "$list"; then echo "module sources in the tools package (above)"; bad=1; fi
-	echo "$(wc -l <"$list") paths, e.g.:"; grep -E 'mmtunectl|\.service$|modules-load' "$list"
+	echo "$(wc -l <"$list") paths, e.g.:"; grep -E 'mmtunectl|\.service$|\.timer$|\.conf$' "$list"
 	return $bad
 }
 
@@ -229,15 +233,60 @@ rpm_config_ok() {
 	[ "$etc" = "$conf" ]
 }
 
-modules_load_ok() {
-	local content
-	if [ "$1" = deb ]; then
-		content=$(dpkg-deb --fsys-tarfile "$2" | tar -xOf - ./usr/lib/modules-load.d/mmtune.conf)
-	else
-		content=$(rpm2cpio "$2" | cpio -i --quiet --to-stdout ./usr/lib/modules-load.d/mmtune.conf)
-	fi
-	echo "$content"
-	grep -qx mmtune <<<"$content"
+# extract PKG DIR
+extract() {
+	mkdir -p "$2"
+	case "$1" in
+	*.deb) dpkg-deb -x "$1" "$2" ;;
+	*.rpm) (cd "$2" && rpm2cpio "$OLDPWD/$1" | cpio -idm --quiet) ;;
+	esac
+}
+
+# module_load_ok PKG UNITDIR: mmtune.ko is loaded by modprobe@mmtune.service,
+# pulled in and ordered by the drop-in; systemd itself loads the drop-in
+# cleanly (systemd-analyze verify on the package's files, with the host's
+# targets and modprobe@.service).
+module_load_ok() {
+	local t rc=0 u=$2 out d
+	t=$(mktemp -d)
+	extract "$1" "$t"
+	d=$t$u/mmtune.service.d/10-modprobe.conf
+	cat "$d"
+	grep -qx 'Wants=modprobe@mmtune.service' "$d" && grep -qx 'After=modprobe@mmtune.service' "$d" ||
+		{ echo "the drop-in does not pull in modprobe@mmtune.service"; rc=1; }
+	[ -z "$(find "$t" -path '*modules-load.d*')" ] || { echo "modules-load.d entry shipped"; rc=1; }
+	cp -n /lib/systemd/system/*.target /lib/systemd/system/*.slice /lib/systemd/system/modprobe@.service "$t$u/" 2>/dev/null
+	install -D -m 0755 /dev/null "$t/usr/bin/systemctl"
+	out=$(systemd-analyze verify --man=no --root="$t" "$u/mmtune.service" "$u/modprobe@mmtune.service" 2>&1) || rc=1
+	echo "systemd-analyze verify: ${out:-clean}"
+	grep -qE 'mmtune|modprobe' <<<"$out" && rc=1
+	rm -rf "$t"
+	return $rc
+}
+
+# modprobe_unit_silent: the ExecStart of this host's modprobe@.service for
+# "mmtune", run against a module tree of a kernel without mmtune.ko
+# (-d/-S added to point modprobe at it): no output, and the "-" prefix
+# makes its failure no unit failure. Without -q modprobe would warn, as
+# systemd-modules-load logs "Failed to find module" at error level.
+modprobe_unit_silent() {
+	local t cmd out k=6.1.0-99-amd64 rc=0
+	cmd=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/modprobe@.service)
+	echo "modprobe@.service: ExecStart=$cmd"
+	case "$cmd" in -*) ;; *) echo "no '-' prefix: a missing module fails the unit"; rc=1 ;; esac
+	cmd=${cmd#-}; cmd=${cmd//%i/mmtune}; cmd=${cmd//%I/mmtune}
+	t=$(mktemp -d)
+	mkdir -p "$t/lib/modules/$k/kernel"
+	depmod -b "$t" "$k" 2>/dev/null
+	# shellcheck disable=SC2086 # the unit's command line, split as systemd does
+	out=$($cmd -d "$t" -S "$k" 2>&1)
+	echo "$cmd -d ROOT -S $k: exit $?, output: '${out}'"
+	[ -z "$out" ] || rc=1
+	# shellcheck disable=SC2086
+	out=$(${cmd/ -abq/ -ab} -d "$t" -S "$k" 2>&1)
+	echo "without -q it says: $out"
+	rm -rf "$t"
+	return $rc
 }
 
 deb_dkms_scripts_ok() {
