@@ -58,8 +58,10 @@ quick_checks() {
 		deb_tools_scripts_ok "$deb_tools"
 	check "mmtune-dkms.rpm: %post add + build through mmtune-dkms-kernel, %preun remove, %triggerin on kernel-devel, kernel-install plugin, Requires dkms >= 3.0.11" \
 		rpm_dkms_scripts_ok "$rpm_dkms" "$ver"
-	check "mmtune.rpm: preset enables mmtune.service and the metrics timer, disable --now of both on erase, reload on upgrade (no try-restart)" \
+	check "mmtune.rpm: preset enables mmtune.service and the metrics timer, disable --now of both on erase, reload on upgrade (no try-restart); Recommends (mmtune-modules or mmtune-dkms)" \
 		rpm_tools_scripts_ok "$rpm_tools"
+	check "mmtune.spec: the rich Recommends only where rpm has rpmlib(RichDependencies), none otherwise (never mmtune-dkms alone)" \
+		rpm_rich_gate_ok "$ver"
 
 	# --- the kernel hooks ---------------------------------------------------
 	check "mmtune-dkms-kernel: one line per kernel and state (no hooks, hooks, prebuilt, no headers, failing and 77 builds) however often the hooks run; a failed build retried only when the kernel or sources change (attempts in the log); status of every kernel; removed-not-purged" \
@@ -369,5 +371,21 @@ rpm_tools_scripts_ok() {
 	grep -qx /usr/lib/systemd/system-preset/50-mmtune.preset <<<"$(rpm -qpl "$1")" || { echo "no preset file"; rc=1; }
 	[ "$(rpm2cpio "$1" | cpio -i --quiet --to-stdout ./usr/lib/systemd/system-preset/50-mmtune.preset | grep -v '^#')" = \
 		"$(printf 'enable mmtune.service\nenable mmtune-metrics.timer')" ] || { echo "the preset does not enable exactly mmtune.service and the timer"; rc=1; }
+	[ "$(rpm -qp --recommends "$1")" = '(mmtune-modules or mmtune-dkms)' ] || { echo "Recommends: $(rpm -qp --recommends "$1")"; rc=1; }
+	grep -q '^rpmlib(RichDependencies)' <<<"$(rpm -qp --requires "$1")" || { echo "no rpmlib(RichDependencies)"; rc=1; }
+	return $rc
+}
+
+# rpm_rich_gate_ok VER: the spec's recommends of mmtune, by rpmspec, with
+# the gate forced off (an rpm without rich dependencies), forced on, and
+# left to this host's rpm (which has them: 4.18).
+rpm_rich_gate_ok() {
+	local q rc=0 off on auto
+	q() { rpmspec -q --define "mmtune_version $1" "${@:2}" --qf '%{NAME}: [%{RECOMMENDNAME} ]\n' packaging/rpm/mmtune.spec 2>&1 | grep '^mmtune:'; }
+	off=$(q "$1" --define 'mmtune_rich_deps 0'); on=$(q "$1" --define 'mmtune_rich_deps 1'); auto=$(q "$1")
+	printf 'gate off: %s\ngate on:  %s\nthis rpm: %s (%s)\n' "$off" "$on" "$auto" "$(rpm --version)"
+	[ "$off" = 'mmtune: ' ] || rc=1
+	[ "$on" = 'mmtune: (mmtune-modules or mmtune-dkms) ' ] || rc=1
+	[ "$auto" = "$on" ] || rc=1
 	return $rc
 }
