@@ -1,6 +1,10 @@
 # Quick packaging checks (part of "make check"): build the mmtune and
-# mmtune-dkms .deb and .rpm, gate on lintian and rpmlint, check versions,
-# file lists, conffiles and maintainer scripts. Sourced by run.sh.
+# mmtune-dkms .deb and .rpm and their source packages, gate on lintian and
+# rpmlint, check versions, file lists, conffiles, maintainer scripts, the
+# kernel hooks' states, how mmtune.ko is loaded, and rebuild the binaries
+# from the .dsc and the source RPM. Sourced by run.sh.
+
+. tests/packaging/mmpkg-source.sh
 
 quick_checks() {
 	local ver debdir rpmdir d
@@ -8,7 +12,7 @@ quick_checks() {
 	debdir=build/packaging/out/deb
 	rpmdir=build/packaging/out/rpm
 
-	if ! check "packages: build mmtune, mmtune-dkms .deb and .rpm (version $ver)" \
+	if ! check "packages: build mmtune, mmtune-dkms .deb and .rpm, the .dsc and the source RPM (version $ver)" \
 		packaging/build.sh deb rpm; then
 		return 1
 	fi
@@ -18,7 +22,7 @@ quick_checks() {
 	# --- lint gates ---------------------------------------------------------
 	check "lintian: no error or warning (pedantic and info shown)" lint_debs "$debdir"/*.changes
 	check "lintian: every override has a comment saying why" overrides_justified packaging/debian/*lintian-overrides
-	check "rpmlint: no error or warning with packaging/rpm/rpmlint.toml" lint_rpms "$rpm_tools" "$rpm_dkms"
+	check "rpmlint: no error or warning with packaging/rpm/rpmlint.toml (binary and source RPMs)" lint_rpms "$rpm_tools" "$rpm_dkms" "$rpmdir/mmtune-$ver-1.src.rpm"
 	check "rpmlint: every filter has a comment saying why" filters_justified packaging/rpm/rpmlint.toml
 
 	# --- versions: one source, module/version.h -----------------------------
@@ -66,14 +70,32 @@ quick_checks() {
 	# --- the kernel hooks ---------------------------------------------------
 	check "mmtune-dkms-kernel: one line per kernel and state (no hooks, hooks, prebuilt, no headers, failing and 77 builds) however often the hooks run; a failed build retried only when the kernel or sources change (attempts in the log); status of every kernel; removed-not-purged" \
 		tests/packaging/hook-unit.sh
+
+	# --- source packages ----------------------------------------------------
+	check "source packages: mmtune_$ver.dsc (3.0 native) + .tar.xz in the .changes, mmtune-$ver-1.src.rpm (spec with the version, Source0)" \
+		src_artifacts_ok "$ver"
+	check "source packages: dpkg-source -x of the .dsc in an empty directory, dpkg-buildpackage -b: the same .debs" \
+		dsc_rebuild_ok "$ver"
+	check "source packages: rpmbuild --rebuild of the source RPM: the same .rpms" \
+		srpm_rebuild_ok "$ver"
+	check "private key scan (mmpkg_scan_private_keys) finds a key by name and by PEM marker inside nested archives" \
+		keyscan_selftest
+	check "no private key in any artifact: .dsc and its tarball, .debs, source and binary RPMs" \
+		mmpkg_scan_private_keys "$debdir/mmtune_$ver.dsc" "$deb_tools" "$deb_dkms" \
+		"$rpmdir/mmtune-$ver-1.src.rpm" "$rpm_tools" "$rpm_dkms"
 	if command -v shellcheck >/dev/null; then
-		check "shellcheck: kernel hooks, maintainer scripts and packaging scripts" \
-			shellcheck -s sh packaging/dkms/mmtune-dkms-kernel packaging/dkms/kernel-hook \
-			packaging/dkms/50-mmtune-dkms.install packaging/debian/*.postinst \
-			packaging/debian/*.prerm packaging/debian/*.postrm
+		check "shellcheck: kernel hooks, maintainer scripts, build.sh and these tests" \
+			shellcheck_all
 	else
 		skip "shellcheck: kernel hooks and maintainer scripts" "shellcheck not installed (apt-get install shellcheck)"
 	fi
+}
+
+shellcheck_all() {
+	shellcheck -s sh packaging/dkms/mmtune-dkms-kernel packaging/dkms/kernel-hook \
+		packaging/dkms/50-mmtune-dkms.install packaging/debian/*.postinst \
+		packaging/debian/*.prerm packaging/debian/*.postrm &&
+	shellcheck packaging/build.sh tests/packaging/hook-unit.sh tests/packaging/mmpkg-*.sh
 }
 
 deb_files() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' | grep -v '^$'; }
