@@ -11,10 +11,12 @@
 # files git tracks or would track: no build litter, no hidden files), adds
 # debian/ there (dpkg-buildpackage wants it at the top of the source tree,
 # the repo keeps it in packaging/debian), and builds source and binaries:
-#   build/packaging/out/deb/mmtune_<ver>.dsc, mmtune_<ver>.tar.xz (3.0
-#     native), mmtune_<ver>_all.deb, mmtune-dkms_<ver>_all.deb, .changes
-#   build/packaging/out/rpm/mmtune-<ver>-1.src.rpm (the spec with the
-#     version written in), mmtune-<ver>-1.noarch.rpm, mmtune-dkms-...
+#   build/packaging/out/deb/mmtune_<ver>_all.deb, mmtune-dkms_<ver>_all.deb
+#   build/packaging/out/rpm/mmtune-<ver>-1.noarch.rpm, mmtune-dkms-...
+#   build/packaging/out/source/mmtune_<ver>.dsc, mmtune_<ver>.tar.xz (3.0
+#     native), mmtune-<ver>-1.src.rpm (the spec with the version written in)
+# The source packages have a directory of their own: out/deb and out/rpm
+# hold what a binary repository publishes.
 # The version comes from module/version.h; debian/changelog is maintained
 # by hand, and when its last entry is for another version (a development
 # build, a bumped test copy) an entry for this one is put on top.
@@ -47,6 +49,7 @@ if [ "${1:-}" = --rpmbuild ]; then
 	exec rpmbuild "${rpmopts[@]}" "$@"
 fi
 out=$repo/build/packaging/out
+srcout=$out/source
 stage_root=$repo/build/packaging/stage
 want=()
 for a in "$@"; do
@@ -119,26 +122,27 @@ find "$src" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 
 # --- deb -------------------------------------------------------------------
 if [[ " ${want[*]} " == *" deb "* ]]; then
-	# Source and binaries in one run, in one .changes (as a distribution
-	# builds them): mmtune_<ver>.dsc + .tar.xz, then the .debs.
-	log "dpkg-buildpackage: mmtune $ver source and binaries (log: build/packaging/deb.log)"
-	rm -rf "$out/deb"
-	mkdir -p "$out/deb"
-	if ! (cd "$src" && dpkg-buildpackage -us -uc) >"$repo/build/packaging/deb.log" 2>&1; then
+	log "dpkg-source -b, dpkg-buildpackage -b: mmtune $ver source and binaries (log: build/packaging/deb.log)"
+	rm -rf "$out/deb" "$srcout"/*.dsc "$srcout"/*.tar.*
+	mkdir -p "$out/deb" "$srcout"
+	# The source package first, from the pristine staged tree.
+	if ! { (cd "$stage_root" && dpkg-source -b "mmtune-$ver") &&
+		(cd "$src" && dpkg-buildpackage -b -us -uc); } >"$repo/build/packaging/deb.log" 2>&1; then
 		tail -n 30 "$repo/build/packaging/deb.log" >&2
-		die "dpkg-buildpackage failed; full log: build/packaging/deb.log"
+		die "dpkg-source or dpkg-buildpackage failed; full log: build/packaging/deb.log"
 	fi
-	mv "$stage_root"/*.deb "$stage_root"/*.dsc "$stage_root"/*.tar.* "$out/deb/"
+	mv "$stage_root"/*.deb "$out/deb/"
 	mv "$stage_root"/*.changes "$stage_root"/*.buildinfo "$out/deb/" 2>/dev/null || true
-	(cd "$out/deb" && ls -- *.dsc *.tar.* *.deb) | sed 's/^/packaging: built /' >&2
+	mv "$stage_root"/*.dsc "$stage_root"/*.tar.* "$srcout/"
+	(cd "$out" && ls -- deb/*.deb source/*.dsc source/*.tar.*) | sed 's/^/packaging: built /' >&2
 fi
 
 # --- rpm -------------------------------------------------------------------
 if [[ " ${want[*]} " == *" rpm "* ]]; then
 	log "rpmbuild -ba: mmtune $ver source RPM and binaries (log: build/packaging/rpm.log)"
 	top=$repo/build/packaging/rpmbuild
-	rm -rf "$top" "$out/rpm"
-	mkdir -p "$top/SOURCES" "$out/rpm"
+	rm -rf "$top" "$out/rpm" "$srcout"/*.src.rpm
+	mkdir -p "$top/SOURCES" "$out/rpm" "$srcout"
 	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
 		--exclude=debian -C "$stage_root" -czf "$top/SOURCES/mmtune-$ver.tar.gz" "mmtune-$ver"
 	if ! rpmbuild -ba "${rpmopts[@]}" --define "_topdir $top" "$stage_root/mmtune.spec" \
@@ -146,7 +150,8 @@ if [[ " ${want[*]} " == *" rpm "* ]]; then
 		tail -n 30 "$repo/build/packaging/rpm.log" >&2
 		die "rpmbuild failed; full log: build/packaging/rpm.log"
 	fi
-	mv "$top"/RPMS/noarch/*.rpm "$top"/SRPMS/*.src.rpm "$out/rpm/"
+	mv "$top"/RPMS/noarch/*.rpm "$out/rpm/"
+	mv "$top"/SRPMS/*.src.rpm "$srcout/"
 	rm -rf "$top"
-	(cd "$out/rpm" && ls -- *.rpm) | sed 's/^/packaging: built /' >&2
+	(cd "$out" && ls -- rpm/*.rpm source/*.src.rpm) | sed 's/^/packaging: built /' >&2
 fi

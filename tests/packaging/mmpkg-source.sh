@@ -6,23 +6,26 @@
 
 . tests/packaging/mmpkg-keyscan.sh
 
-# src_artifacts_ok VER: the artifacts exist and are listed: the .dsc and its
-# tarball in the .changes, the source RPM with the spec (version written
-# in) and Source0.
+# src_artifacts_ok VER: the artifacts exist and are listed: exactly the
+# .dsc, its tarball and the source RPM in out/source (nothing of them in
+# the binary directories a repository publishes), the .dsc listing the
+# tarball, the source RPM with the spec (version written in) and Source0.
 src_artifacts_ok() {
-	local ver=$1 d=build/packaging/out/deb r=build/packaging/out/rpm rc=0 f
-	ls -l "$d" "$r"
-	for f in "$d/mmtune_$ver.dsc" "$d/mmtune_$ver.tar.xz" "$r/mmtune-$ver-1.src.rpm"; do
+	local ver=$1 s=build/packaging/out/source rc=0 f
+	ls -l "$s"
+	[ "$(find "$s" -mindepth 1 -printf '%f\n' | sort | tr '\n' ' ')" = "mmtune-$ver-1.src.rpm mmtune_$ver.dsc mmtune_$ver.tar.xz " ] ||
+		{ echo "out/source does not hold exactly the .dsc, its tarball and the source RPM"; rc=1; }
+	for f in "$s/mmtune_$ver.dsc" "$s/mmtune_$ver.tar.xz" "$s/mmtune-$ver-1.src.rpm"; do
 		[ -s "$f" ] || { echo "missing: $f"; rc=1; }
 	done
 	[ $rc -eq 0 ] || return 1
-	grep -qx 'Format: 3.0 (native)' "$d/mmtune_$ver.dsc" || { echo "not 3.0 (native)"; rc=1; }
-	grep -q " mmtune_$ver.tar.xz\$" "$d/mmtune_$ver.dsc" || { echo ".dsc does not list mmtune_$ver.tar.xz"; rc=1; }
-	grep -q " mmtune_$ver.dsc\$" "$d/mmtune_${ver}_amd64.changes" || { echo ".changes does not list the .dsc"; rc=1; }
-	grep -qx 'Architecture: source all' "$d/mmtune_${ver}_amd64.changes" || { echo ".changes is not source + all"; rc=1; }
-	[ "$(rpm -qpl "$r/mmtune-$ver-1.src.rpm" | sort | tr '\n' ' ')" = "mmtune-$ver.tar.gz mmtune.spec " ] ||
-		{ echo "source RPM holds: $(rpm -qpl "$r/mmtune-$ver-1.src.rpm" | tr '\n' ' ')"; rc=1; }
-	f=$(rpm2cpio "$r/mmtune-$ver-1.src.rpm" | cpio -i --quiet --to-stdout mmtune.spec)
+	ls build/packaging/out/deb/*.dsc build/packaging/out/rpm/*.src.rpm 2>/dev/null && { echo "source artifacts among the binaries (above)"; rc=1; }
+	grep -qx 'Format: 3.0 (native)' "$s/mmtune_$ver.dsc" || { echo "not 3.0 (native)"; rc=1; }
+	grep -qx 'Binary: mmtune-dkms, mmtune' "$s/mmtune_$ver.dsc" || { echo ".dsc does not name both binary packages"; rc=1; }
+	grep -q " mmtune_$ver.tar.xz\$" "$s/mmtune_$ver.dsc" || { echo ".dsc does not list mmtune_$ver.tar.xz"; rc=1; }
+	[ "$(rpm -qpl "$s/mmtune-$ver-1.src.rpm" | sort | tr '\n' ' ')" = "mmtune-$ver.tar.gz mmtune.spec " ] ||
+		{ echo "source RPM holds: $(rpm -qpl "$s/mmtune-$ver-1.src.rpm" | tr '\n' ' ')"; rc=1; }
+	f=$(rpm2cpio "$s/mmtune-$ver-1.src.rpm" | cpio -i --quiet --to-stdout mmtune.spec)
 	grep -qx "%global mmtune_version $ver" <<<"$f" ||
 		{ echo "the source RPM's spec does not have the version written in"; rc=1; }
 	return $rc
@@ -43,9 +46,9 @@ debs_same() {
 # dsc_rebuild_ok VER: dpkg-source -x of the .dsc in an empty directory,
 # dpkg-buildpackage -b there: the same two .debs as build.sh's.
 dsc_rebuild_ok() {
-	local ver=$1 d=build/packaging/out/deb t rc=0 p
+	local ver=$1 d=build/packaging/out/deb s=build/packaging/out/source t rc=0 p
 	t=$(mktemp -d)
-	cp "$d/mmtune_$ver.dsc" "$d/mmtune_$ver.tar.xz" "$t/"
+	cp "$s/mmtune_$ver.dsc" "$s/mmtune_$ver.tar.xz" "$t/"
 	(cd "$t" && dpkg-source -x "mmtune_$ver.dsc" src >"$t/x.log" 2>&1) || { cat "$t/x.log"; rm -rf "$t"; return 1; }
 	if ! (cd "$t/src" && dpkg-buildpackage -b -us -uc) >"$t/b.log" 2>&1; then
 		tail -n 20 "$t/b.log"; rm -rf "$t"; return 1
@@ -74,7 +77,7 @@ rpm_facts() {
 srpm_rebuild_ok() {
 	local ver=$1 r=build/packaging/out/rpm t rc=0 p
 	t=$(mktemp -d)
-	cp "$r/mmtune-$ver-1.src.rpm" "$t/"
+	cp "build/packaging/out/source/mmtune-$ver-1.src.rpm" "$t/"
 	if ! packaging/build.sh --rpmbuild --define "_topdir $t/top" --rebuild "$t/mmtune-$ver-1.src.rpm" >"$t/b.log" 2>&1; then
 		tail -n 20 "$t/b.log"; rm -rf "$t"; return 1
 	fi

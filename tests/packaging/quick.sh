@@ -7,10 +7,11 @@
 . tests/packaging/mmpkg-source.sh
 
 quick_checks() {
-	local ver debdir rpmdir d
+	local ver debdir rpmdir srcdir d
 	ver=$(packaging/version.sh)
 	debdir=build/packaging/out/deb
 	rpmdir=build/packaging/out/rpm
+	srcdir=build/packaging/out/source
 
 	if ! check "packages: build mmtune, mmtune-dkms .deb and .rpm, the .dsc and the source RPM (version $ver)" \
 		packaging/build.sh deb rpm; then
@@ -20,9 +21,9 @@ quick_checks() {
 	local rpm_tools=$rpmdir/mmtune-$ver-1.noarch.rpm rpm_dkms=$rpmdir/mmtune-dkms-$ver-1.noarch.rpm
 
 	# --- lint gates ---------------------------------------------------------
-	check "lintian: no error or warning (pedantic and info shown)" lint_debs "$debdir"/*.changes
+	check "lintian: no error or warning (pedantic and info shown; binaries and the .dsc)" lint_debs "$debdir"/*.changes "$srcdir/mmtune_$ver.dsc"
 	check "lintian: every override has a comment saying why" overrides_justified packaging/debian/*lintian-overrides
-	check "rpmlint: no error or warning with packaging/rpm/rpmlint.toml (binary and source RPMs)" lint_rpms "$rpm_tools" "$rpm_dkms" "$rpmdir/mmtune-$ver-1.src.rpm"
+	check "rpmlint: no error or warning with packaging/rpm/rpmlint.toml (binary and source RPMs)" lint_rpms "$rpm_tools" "$rpm_dkms" "$srcdir/mmtune-$ver-1.src.rpm"
 	check "rpmlint: every filter has a comment saying why" filters_justified packaging/rpm/rpmlint.toml
 
 	# --- versions: one source, module/version.h -----------------------------
@@ -81,8 +82,8 @@ quick_checks() {
 	check "private key scan (mmpkg_scan_private_keys) finds a key by name and by PEM marker inside nested archives" \
 		keyscan_selftest
 	check "no private key in any artifact: .dsc and its tarball, .debs, source and binary RPMs" \
-		mmpkg_scan_private_keys "$debdir/mmtune_$ver.dsc" "$deb_tools" "$deb_dkms" \
-		"$rpmdir/mmtune-$ver-1.src.rpm" "$rpm_tools" "$rpm_dkms"
+		mmpkg_scan_private_keys "$srcdir/mmtune_$ver.dsc" "$deb_tools" "$deb_dkms" \
+		"$srcdir/mmtune-$ver-1.src.rpm" "$rpm_tools" "$rpm_dkms"
 	if command -v shellcheck >/dev/null; then
 		check "shellcheck: kernel hooks, maintainer scripts, build.sh and these tests" \
 			shellcheck_all
