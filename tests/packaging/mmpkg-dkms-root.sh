@@ -14,7 +14,12 @@
 #   - "mmtune-dkms-kernel status" names every kernel's state, "dkms status"
 #     still says only "added";
 #   - with the patched kernel's packages (make kernel-packages, optional):
-#     its headers arrive, the trigger builds, status says built.
+#     its headers arrive, the trigger builds, status says built;
+#   - the RPM (rpm --root --nodeps into another copy): %post gives one line
+#     per kernel, the kernel-install plugin run twice for a stock kernel
+#     one line, a failed build not retried by three kernel-devel packages
+#     (%triggerin), retried by the next one once the kernel changed, the
+#     records gone after rpm -e.
 #
 #   tests/packaging/mmpkg-dkms-root.sh [ROOT [KERNEL-PKGS-DIR]]
 #
@@ -130,6 +135,75 @@ else
 	echo "skip patched kernel: no linux-headers .deb in $kp (make kernel-packages)"
 fi
 
-echo "$((n - fails))/$n cases passed"
 rm -rf "$r"
+
+# 7. The RPM's scriptlets, in a fresh copy (rpm's database there is empty:
+# --nodeps; scriptlets run chrooted with /proc and /dev, as full.sh does).
+rpm_root() {
+	local root
+	root=$(realpath "$1"); shift
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --mount --propagation private -- /bin/sh -c '
+		r=$1; shift
+		mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" &&
+		exec rpm --root "$r" "$@"' sh "$root" "$@"
+}
+# kernel_devel_rpm N: a package named kernel-devel, version N, with a file
+# under /usr/src/kernels (what fires mmtune-dkms's %triggerin).
+kernel_devel_rpm() {
+	local t=build/packaging/work/mmpkg-kdevel
+	mkdir -p "$t"
+	cat >"$t/kd.spec" <<SPEC
+Name: kernel-devel
+Version: 0.$1
+Release: 1
+Summary: test
+License: none
+BuildArch: noarch
+%description
+test
+%install
+mkdir -p %{buildroot}/usr/src/kernels/test-$1
+echo $1 >%{buildroot}/usr/src/kernels/test-$1/stamp
+%files
+/usr/src/kernels/test-$1
+SPEC
+	rpmbuild -bb --quiet --define "_topdir $PWD/$t" "$t/kd.spec" >/dev/null 2>&1 &&
+		cp "$t/RPMS/noarch/kernel-devel-0.$1-1.noarch.rpm" "$2/"
+}
+rpmfile=build/packaging/out/rpm/mmtune-dkms-${ver}-1.noarch.rpm
+copy_root "$base" "$r"
+b=6.1.97-mmtune-broken
+mkdir -p "$r/lib/modules/$b/build/include"
+echo 'CONFIG_MMTUNE_HOOKS=y' >"$r/lib/modules/$b/build/.config"
+printf 'modules clean:\n\t@echo "no kernel tree here" >&2; exit 2\n' >"$r/lib/modules/$b/build/Makefile"
+out=$(rpm_root "$r" -ivh --nodeps "$rpmfile" 2>&1); rc=$?
+[ $rc = 0 ] && [ "$(lines "$out" | wc -l)" = 2 ] && grep -q "^mmtune-dkms: $stock has no mmtune hooks" <<<"$out" &&
+	grep -q "^mmtune-dkms: $b: building mmtune $ver FAILED" <<<"$out" && [ "$(attempts "$b")" = 1 ]
+case_ok "rpm -i mmtune-dkms: %post gives one line for each of the 2 kernels (stock skipped, broken FAILED), one attempt" $? "$out"
+k=6.1.0-58-amd64
+mkdir -p "$r/lib/modules/$k"
+cp "$r/usr/src/linux-headers-$stock/.config" "$r/lib/modules/$k/config"
+out=$(in_root "$r" /usr/lib/kernel/install.d/50-mmtune-dkms.install add "$k" "/lib/modules/$k/vmlinuz" 2>&1
+	in_root "$r" /usr/lib/kernel/install.d/50-mmtune-dkms.install add "$k" "/lib/modules/$k/vmlinuz" 2>&1)
+[ "$(lines "$out")" = "mmtune-dkms: $k has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped; the kernel runs with stock values" ]
+case_ok "kernel-install plugin run twice for a stock kernel (config in /lib/modules/KVER/config, as Fedora): one line" $? "$out"
+out=""
+for i in 1 2 3; do
+	kernel_devel_rpm "$i" "$r/var/tmp" || { out="rpmbuild of the test kernel-devel failed"; break; }
+	out+=$(rpm_root "$r" -Uvh --nodeps "$r/var/tmp/kernel-devel-0.$i-1.noarch.rpm" 2>&1)
+done
+[ "$(attempts "$b")" = 1 ] && [ -z "$(lines "$out")" ] && [ "$(rpm_root "$r" -q kernel-devel)" = kernel-devel-0.3-1.noarch ]
+case_ok "three kernel-devel packages (%triggerin each time): no retry of the failed build, no line" $? "$out; attempts: $(attempts "$b")"
+rm "$r/lib/modules/$b/build/.config"; echo 'CONFIG_MMTUNE_HOOKS=y' >"$r/lib/modules/$b/build/.config"
+kernel_devel_rpm 4 "$r/var/tmp"
+out=$(rpm_root "$r" -Uvh --nodeps "$r/var/tmp/kernel-devel-0.4-1.noarch.rpm" 2>&1)
+[ "$(attempts "$b")" = 2 ] && [ "$(lines "$out" | wc -l)" = 1 ] && grep -q "^mmtune-dkms: $b: building mmtune $ver FAILED" <<<"$out"
+case_ok "the broken kernel's headers change, a fourth kernel-devel: %triggerin retries once (2 attempts), one FAILED line" $? "$out; attempts: $(attempts "$b")"
+out=$(rpm_root "$r" -e --nodeps mmtune-dkms 2>&1); rc=$?
+[ $rc = 0 ] && [ ! -e "$r/var/lib/mmtune-dkms" ] && [ ! -e "$log" ] && [ -z "$(in_root "$r" dkms status -m mmtune)" ]
+case_ok "rpm -e mmtune-dkms: unregistered from DKMS, the per-kernel records and the log gone" $? "$out"
+rm -rf "$r" build/packaging/work/mmpkg-kdevel
+
+echo "$((n - fails))/$n cases passed"
 [ $fails = 0 ]
