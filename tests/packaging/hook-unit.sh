@@ -1,7 +1,10 @@
 #!/bin/bash
 # Unit test of packaging/dkms/mmtune-dkms-kernel (the decision behind the
 # mmtune-dkms kernel hooks) on fake kernels under a scratch root, with a
-# fake dkms that records its calls. Part of the quick packaging suite.
+# fake dkms that records its calls: the decision and its line per kernel,
+# one line per kernel and state however often the hooks run, a failed
+# build retried only when the kernel or the sources change (counted in the
+# log), and "status" for every kernel. Part of the quick packaging suite.
 # Prints what failed; exit 0 when every case passes.
 set -uo pipefail
 
@@ -15,7 +18,8 @@ export MMTUNE_DKMS_ROOT=$root MMTUNE_DKMS_VERSION=9.9 FAKE=$fake
 export PATH=$fake/bin:$PATH
 
 # Fake dkms: "status" prints $FAKE/status-KVER, "install" exits with
-# $FAKE/rc-KVER (default 0); every call is logged.
+# $FAKE/rc-KVER (default 0) and, on success, makes "status" say installed;
+# every call is logged.
 cat >"$fake/bin/dkms" <<'SH'
 #!/bin/sh
 echo "dkms $*" >>"$FAKE/calls"
@@ -24,7 +28,11 @@ prev=
 for a in "$@"; do [ "$prev" = -k ] && k=$a; prev=$a; done
 case "$1" in
 status) [ -n "$k" ] && cat "$FAKE/status-$k" 2>/dev/null; exit 0 ;;
-install) echo "fake dkms output for $k"; exit "$(cat "$FAKE/rc-$k" 2>/dev/null || echo 0)" ;;
+install)
+	echo "fake dkms output for $k"
+	rc=$(cat "$FAKE/rc-$k" 2>/dev/null || echo 0)
+	[ "$rc" = 0 ] && echo "mmtune/9.9, $k, x86_64: installed" >"$FAKE/status-$k"
+	exit "$rc" ;;
 esac
 exit 0
 SH
@@ -85,7 +93,7 @@ expect "patched kernel with headers: built" 0 '^mmtune-dkms: 6\.1\.98-mmtune: bu
 expect "dkms exits 77: a skip, not an error" 0 '^mmtune-dkms: 6\.1\.97-mmtune: dkms declined mmtune 9\.9 \(BUILD_EXCLUSIVE\), skipped' yes -- install 6.1.97-mmtune
 expect "dkms build fails: one line, exit 0" 0 '^mmtune-dkms: 6\.1\.96-mmtune: building mmtune 9\.9 FAILED \(dkms exit 10; see .*/var/log/mmtune-dkms\.log' yes -- install 6.1.96-mmtune
 expect "prebuilt mmtune-modules module: DKMS not used" 0 '^mmtune-dkms: 6\.1\.95-mmtune has the prebuilt mmtune\.ko \(mmtune-modules-6\.1\.95-mmtune\)' no -- install 6.1.95-mmtune
-expect "already installed" 0 '^mmtune-dkms: 6\.1\.94-mmtune: mmtune 9\.9 already installed$' no -- install 6.1.94-mmtune
+expect "already installed" 0 '^mmtune-dkms: 6\.1\.94-mmtune: mmtune 9\.9 already installed with DKMS$' no -- install 6.1.94-mmtune
 expect "usage error" 2 'usage' no -- install
 
 # The dkms output went to the log, not to the terminal.
@@ -96,25 +104,90 @@ else
 	fails=$((fails + 1)); echo "FAIL dkms output is not in the log"
 fi
 
-# "all": every kernel with headers, one line each; --quiet-skip names only
-# kernels it did something for.
-n=$((n + 1))
+# A second hook run for the same kernel (header_postinst.d after
+# postinst.d, the /usr/src trigger): no second line, no second build.
+expect "stock kernel, headers hook after the image hook: silent" 0 '' no -- install 6.1.0-56-amd64
+expect "built kernel, trigger after the hook: silent" 0 '' no -- install 6.1.98-mmtune
+expect "failed build, second hook run: silent, not retried" 0 '' no -- install 6.1.96-mmtune
+
+# attempts KVER: build attempts for KVER in the log.
+attempts() { grep -c "^== .* dkms install -m mmtune -v 9.9 -k $1\$" "$root/var/log/mmtune-dkms.log"; }
+# case_ok NAME STATUS OUTPUT
+case_ok() {
+	n=$((n + 1))
+	if [ "$2" = 0 ]; then echo "ok   $1"; else fails=$((fails + 1)); echo "FAIL $1"; printf "  | %s\n" "$3"; fi
+}
+
+# "all" (package configuration): one line for every installed kernel,
+# headers or not (6.1.99-mmtune waits for its headers).
 : >"$fake/calls"
 out=$("$helper" all 2>&1); rc=$?
-if [ $rc -eq 0 ] && [ "$(grep -c '^mmtune-dkms: ' <<<"$out")" = 6 ] && ! grep -q 6.1.99-mmtune <<<"$out" &&
-	[ "$(grep -c '^dkms install' "$fake/calls")" = 3 ]; then
-	echo "ok   all: one line for each of the 6 kernels with headers, 3 builds"
-else
-	fails=$((fails + 1)); echo "FAIL all (exit $rc):"; echo "$out"
-fi
-n=$((n + 1))
-out=$("$helper" all --quiet-skip 2>&1); rc=$?
-if [ $rc -eq 0 ] && ! grep -qE 'no mmtune hooks|prebuilt|already installed' <<<"$out" &&
-	grep -q '6.1.98-mmtune: built' <<<"$out"; then
-	echo "ok   all --quiet-skip: silent about stock, prebuilt and installed kernels"
-else
-	fails=$((fails + 1)); echo "FAIL all --quiet-skip (exit $rc):"; echo "$out"
-fi
+[ $rc -eq 0 ] && [ "$(grep -c '^mmtune-dkms: ' <<<"$out")" = 8 ] && [ "$(grep -c . <<<"$out")" = 8 ] &&
+	grep -q '^mmtune-dkms: 6\.1\.99-mmtune: no headers yet' <<<"$out" &&
+	[ "$(grep -c '^dkms install' "$fake/calls")" = 0 ]
+case_ok "all: one line for each of the 8 kernels (the one without headers too), no build repeated" $? "$out"
+
+# Triggers (--changed) three times: nothing changed, nothing printed, the
+# failed build not retried: still one attempt in the log.
+out=$(for _ in 1 2 3; do "$helper" all --changed; done 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -z "$out" ] && [ "$(attempts 6.1.96-mmtune)" = 1 ] && [ "$(attempts 6.1.97-mmtune)" = 1 ]
+case_ok "all --changed x3: silent; the failed (and the declined) build attempted once in the log" $? "$out; attempts: $(attempts 6.1.96-mmtune)"
+out=$("$helper" all --quiet-skip 2>&1)
+[ -z "$out" ] && [ "$(attempts 6.1.96-mmtune)" = 1 ]
+case_ok "all --quiet-skip (0.1.0's name for --changed): the same" $? "$out"
+
+# The kernel changes (headers reinstalled: new files): retried once.
+rm "$root/lib/modules/6.1.96-mmtune/build/.config"
+echo 'CONFIG_MMTUNE_HOOKS=y' >"$root/lib/modules/6.1.96-mmtune/build/.config"
+out=$("$helper" all --changed 2>&1; "$helper" all --changed 2>&1)
+[ "$(attempts 6.1.96-mmtune)" = 2 ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -q '^mmtune-dkms: 6\.1\.96-mmtune: building mmtune 9\.9 FAILED' <<<"$out"
+case_ok "headers of the failed kernel reinstalled: retried once (2 attempts in the log), one FAILED line" $? "$out; attempts: $(attempts 6.1.96-mmtune)"
+# mmtune's sources change (mmtune-dkms reinstalled or upgraded): retried once.
+rm "$root/usr/src/mmtune-9.9/dkms.conf" 2>/dev/null; : >"$root/usr/src/mmtune-9.9/dkms.conf"
+"$helper" install 6.1.0-56-amd64 2>/dev/null; "$helper" all --changed 2>/dev/null; "$helper" all --changed 2>/dev/null
+[ "$(attempts 6.1.96-mmtune)" = 3 ]
+case_ok "mmtune sources replaced: retried once (3 attempts)" $? "attempts: $(attempts 6.1.96-mmtune)"
+# The operator retries by hand.
+out=$("$helper" install 6.1.96-mmtune --retry 2>&1)
+[ "$(attempts 6.1.96-mmtune)" = 4 ] && grep -q FAILED <<<"$out"
+case_ok "install KVER --retry: retried (4 attempts)" $? "$out"
+
+# The stock kernel's image reinstalled: one line again (a new installation).
+rm "$root/boot/config-6.1.0-56-amd64"; echo '# CONFIG_MMTUNE_HOOKS is not set' >"$root/boot/config-6.1.0-56-amd64"
+out=$("$helper" install 6.1.0-56-amd64 2>&1; "$helper" install 6.1.0-56-amd64 2>&1; "$helper" all --changed 2>&1)
+[ "$(grep -c . <<<"$out")" = 1 ] && grep -q '6\.1\.0-56-amd64 has no mmtune hooks' <<<"$out"
+case_ok "stock image reinstalled: image hook, headers hook and trigger give one line" $? "$out"
+
+# The headers of the waiting kernel arrive (trigger): built, one line.
+mkdir -p "$root/lib/modules/6.1.99-mmtune/build/include"; echo 'CONFIG_MMTUNE_HOOKS=y' >"$root/lib/modules/6.1.99-mmtune/build/.config"
+out=$("$helper" all --changed 2>&1)
+[ "$out" = 'mmtune-dkms: 6.1.99-mmtune: built, signed and installed mmtune 9.9 with DKMS' ] && [ "$(attempts 6.1.99-mmtune)" = 1 ]
+case_ok "headers arrive for the waiting kernel: the trigger builds it, one line" $? "$out"
+
+# status: every kernel, one line each, its state; exit 1 (a build failed).
+kernel 6.1.93-mmtune noheaders hooks
+kernel 6.1.92-mmtune headers hooks
+out=$("$helper" status 2>&1); rc=$?
+want='6.1.0-56-amd64 skipped (no hooks)
+6.1.0-57-amd64 skipped (no hooks)
+6.1.92-mmtune not built yet
+6.1.93-mmtune waiting for headers
+6.1.94-mmtune built
+6.1.95-mmtune prebuilt
+6.1.96-mmtune failed: dkms exit 10
+6.1.97-mmtune skipped (declined)
+6.1.98-mmtune built
+6.1.99-mmtune built'
+# Each output line reduced to the wanted prefix when it starts with it.
+got=$(while read -r k rest; do
+	w=$(grep "^$k " <<<"$want") && [[ "$k $rest" == "$w"* ]] && echo "$w" || echo "$k $rest"
+done <<<"$out")
+[ $rc = 1 ] && [ "$got" = "$want" ]
+case_ok "status: one line for each of the 10 kernels with its state (built, prebuilt, skipped, waiting, failed, not built), exit 1" $? "exit $rc; $out"
+rm -f "$fake/rc-6.1.96-mmtune"; "$helper" install 6.1.96-mmtune --retry 2>/dev/null; "$helper" install 6.1.92-mmtune 2>/dev/null
+out=$("$helper" status 2>&1); rc=$?
+[ $rc = 0 ] && grep -q '^6\.1\.96-mmtune  *built' <<<"$out" && grep -q '^6\.1\.92-mmtune  *built' <<<"$out"
+case_ok "status after a successful retry: built, exit 0" $? "exit $rc; $out"
 
 # Removed but not purged: the sources are gone, the hooks must be silent.
 rm -rf "$root/usr/src/mmtune-9.9"

@@ -1,14 +1,19 @@
 # Quick packaging checks (part of "make check"): build the mmtune and
-# mmtune-dkms .deb and .rpm, gate on lintian and rpmlint, check versions,
-# file lists, conffiles and maintainer scripts. Sourced by run.sh.
+# mmtune-dkms .deb and .rpm and their source packages, gate on lintian and
+# rpmlint, check versions, file lists, conffiles, maintainer scripts, the
+# kernel hooks' states, how mmtune.ko is loaded, and rebuild the binaries
+# from the .dsc and the source RPM. Sourced by run.sh.
+
+. tests/packaging/mmpkg-source.sh
 
 quick_checks() {
-	local ver debdir rpmdir d
+	local ver debdir rpmdir srcdir d
 	ver=$(packaging/version.sh)
 	debdir=build/packaging/out/deb
 	rpmdir=build/packaging/out/rpm
+	srcdir=build/packaging/out/source
 
-	if ! check "packages: build mmtune, mmtune-dkms .deb and .rpm (version $ver)" \
+	if ! check "packages: build mmtune, mmtune-dkms .deb and .rpm, the .dsc and the source RPM (version $ver)" \
 		packaging/build.sh deb rpm; then
 		return 1
 	fi
@@ -16,9 +21,9 @@ quick_checks() {
 	local rpm_tools=$rpmdir/mmtune-$ver-1.noarch.rpm rpm_dkms=$rpmdir/mmtune-dkms-$ver-1.noarch.rpm
 
 	# --- lint gates ---------------------------------------------------------
-	check "lintian: no error or warning (pedantic and info shown)" lint_debs "$debdir"/*.changes
+	check "lintian: no error or warning (pedantic and info shown; binaries and the .dsc)" lint_debs "$debdir"/*.changes "$srcdir/mmtune_$ver.dsc"
 	check "lintian: every override has a comment saying why" overrides_justified packaging/debian/*lintian-overrides
-	check "rpmlint: no error or warning with packaging/rpm/rpmlint.toml" lint_rpms "$rpm_tools" "$rpm_dkms"
+	check "rpmlint: no error or warning with packaging/rpm/rpmlint.toml (binary and source RPMs)" lint_rpms "$rpm_tools" "$rpm_dkms" "$srcdir/mmtune-$ver-1.src.rpm"
 	check "rpmlint: every filter has a comment saying why" filters_justified packaging/rpm/rpmlint.toml
 
 	# --- versions: one source, module/version.h -----------------------------
@@ -32,9 +37,9 @@ quick_checks() {
 		dkms_files_exact "$ver" "$rpm_dkms"
 	check "dkms.conf: version filled in, BUILD_EXCLUSIVE_CONFIG set, no AUTOINSTALL (the kernel hooks decide; deb and rpm)" \
 		dkms_conf_ok "$ver" "$deb_dkms" "$rpm_dkms"
-	check "mmtune.deb: CLI and its man page, private Python package, units, modules-load.d entry; no litter" \
+	check "mmtune.deb: CLI and its man page, private Python package, units and the modprobe drop-in; no modules-load.d entry, no litter" \
 		tools_files_ok "$deb_tools" /lib/systemd/system
-	check "mmtune.rpm: CLI and its man page, private Python package, units, modules-load.d entry; no litter" \
+	check "mmtune.rpm: CLI and its man page, private Python package, units and the modprobe drop-in; no modules-load.d entry, no litter" \
 		tools_files_ok "$rpm_tools" /usr/lib/systemd/system
 	check "mmtune.deb: the file each unit's Documentation= names is in the package" \
 		unit_docs_ok "$deb_tools"
@@ -44,32 +49,54 @@ quick_checks() {
 		deb_conffiles_ok "$deb_tools"
 	check "mmtune.rpm: every file under /etc is %config(noreplace), and nothing else" \
 		rpm_config_ok "$rpm_tools"
-	check "mmtune.deb: modules-load.d entry loads mmtune" \
-		modules_load_ok deb "$deb_tools"
-	check "mmtune.rpm: modules-load.d entry loads mmtune" \
-		modules_load_ok rpm "$rpm_tools"
+	check "mmtune.deb: mmtune.service wants and is ordered after modprobe@mmtune.service (drop-in), systemd-analyze verify clean" \
+		module_load_ok "$deb_tools" /lib/systemd/system
+	check "mmtune.rpm: mmtune.service wants and is ordered after modprobe@mmtune.service (drop-in), systemd-analyze verify clean" \
+		module_load_ok "$rpm_tools" /usr/lib/systemd/system
+	check "modprobe@.service's command on a kernel without mmtune.ko prints nothing (systemd-modules-load would log an error) and cannot fail the unit" \
+		modprobe_unit_silent
 
 	# --- maintainer scripts -------------------------------------------------
 	check "mmtune-dkms.deb: postinst registers with DKMS and builds through mmtune-dkms-kernel, prerm unregisters, /usr/src trigger, kernel hooks are conffiles" \
 		deb_dkms_scripts_ok "$deb_dkms" "$ver"
-	check "mmtune.deb: enabled and started on installation; upgrade reloads (no stop, no restart); removal stops (rollback)" \
+	check "mmtune.deb: mmtune.service and the metrics timer enabled and started on installation, stopped on removal; reapply and metrics services never started; upgrade reloads (no stop, no restart)" \
 		deb_tools_scripts_ok "$deb_tools"
 	check "mmtune-dkms.rpm: %post add + build through mmtune-dkms-kernel, %preun remove, %triggerin on kernel-devel, kernel-install plugin, Requires dkms >= 3.0.11" \
 		rpm_dkms_scripts_ok "$rpm_dkms" "$ver"
-	check "mmtune.rpm: preset on install, reload on upgrade (no try-restart), disable --now on erase" \
+	check "mmtune.rpm: preset enables mmtune.service and the metrics timer, disable --now of both on erase, reload on upgrade (no try-restart); Recommends (mmtune-modules or mmtune-dkms)" \
 		rpm_tools_scripts_ok "$rpm_tools"
+	check "mmtune.spec: the rich Recommends only where rpm has rpmlib(RichDependencies), none otherwise (never mmtune-dkms alone)" \
+		rpm_rich_gate_ok "$ver"
 
 	# --- the kernel hooks ---------------------------------------------------
-	check "mmtune-dkms-kernel: decisions and messages on fake kernels (no hooks, hooks, prebuilt, no headers, failing and 77 builds, removed-not-purged)" \
+	check "mmtune-dkms-kernel: one line per kernel and state (no hooks, hooks, prebuilt, no headers, failing and 77 builds) however often the hooks run; a failed build retried only when the kernel or sources change (attempts in the log); status of every kernel; removed-not-purged" \
 		tests/packaging/hook-unit.sh
+
+	# --- source packages ----------------------------------------------------
+	check "source packages: mmtune_$ver.dsc (3.0 native) + .tar.xz in the .changes, mmtune-$ver-1.src.rpm (spec with the version, Source0)" \
+		src_artifacts_ok "$ver"
+	check "source packages: dpkg-source -x of the .dsc in an empty directory, dpkg-buildpackage -b: the same .debs" \
+		dsc_rebuild_ok "$ver"
+	check "source packages: rpmbuild --rebuild of the source RPM: the same .rpms" \
+		srpm_rebuild_ok "$ver"
+	check "private key scan (mmpkg_scan_private_keys) finds a key by name and by PEM marker inside nested archives" \
+		keyscan_selftest
+	check "no private key in any artifact: .dsc and its tarball, .debs, source and binary RPMs" \
+		mmpkg_scan_private_keys "$srcdir/mmtune_$ver.dsc" "$deb_tools" "$deb_dkms" \
+		"$srcdir/mmtune-$ver-1.src.rpm" "$rpm_tools" "$rpm_dkms"
 	if command -v shellcheck >/dev/null; then
-		check "shellcheck: kernel hooks, maintainer scripts and packaging scripts" \
-			shellcheck -s sh packaging/dkms/mmtune-dkms-kernel packaging/dkms/kernel-hook \
-			packaging/dkms/50-mmtune-dkms.install packaging/debian/*.postinst \
-			packaging/debian/*.prerm packaging/debian/*.postrm
+		check "shellcheck: kernel hooks, maintainer scripts, build.sh and these tests" \
+			shellcheck_all
 	else
 		skip "shellcheck: kernel hooks and maintainer scripts" "shellcheck not installed (apt-get install shellcheck)"
 	fi
+}
+
+shellcheck_all() {
+	shellcheck -s sh packaging/dkms/mmtune-dkms-kernel packaging/dkms/kernel-hook \
+		packaging/dkms/50-mmtune-dkms.install packaging/debian/*.postinst \
+		packaging/debian/*.prerm packaging/debian/*.postrm &&
+	shellcheck packaging/build.sh tests/packaging/hook-unit.sh tests/packaging/mmpkg-*.sh
 }
 
 deb_files() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' | grep -v '^$'; }
@@ -178,13 +205,15 @@ dkms_conf_ok() {
 tools_files_ok() {
 	local list unitdir=$2 bad=0 p
 	list=$(pkg_files "$1")
-	for p in /usr/sbin/mmtunectl /usr/share/man/man8/mmtunectl.8.gz "$unitdir/mmtune.service" /usr/lib/modules-load.d/mmtune.conf; do
+	for p in /usr/sbin/mmtunectl /usr/share/man/man8/mmtunectl.8.gz "$unitdir/mmtune.service" \
+		"$unitdir/mmtune.service.d/10-modprobe.conf" "$unitdir/mmtune-metrics.timer"; do
 		grep -qx "$p" "$list" || { echo "missing: $p"; bad=1; }
 	done
+	if grep 'modules-load.d' "$list"; then echo "a modules-load.d entry (above): an error at every boot of a stock kernel"; bad=1; fi
 	grep -q '^/usr/lib/mmtune/python/.*\.py$' "$list" || { echo "missing: Python package under /usr/lib/mmtune/python"; bad=1; }
 	if grep -E '/\.[^/]*$|__pycache__|\.pyc$|\.o$|~$' "$list"; then echo "hidden files or litter (above)"; bad=1; fi
 	if grep -E '^/usr/src' "$list"; then echo "module sources in the tools package (above)"; bad=1; fi
-	echo "$(wc -l <"$list") paths, e.g.:"; grep -E 'mmtunectl|\.service$|modules-load' "$list"
+	echo "$(wc -l <"$list") paths, e.g.:"; grep -E 'mmtunectl|\.service$|\.timer$|\.conf$' "$list"
 	return $bad
 }
 
@@ -229,15 +258,60 @@ rpm_config_ok() {
 	[ "$etc" = "$conf" ]
 }
 
-modules_load_ok() {
-	local content
-	if [ "$1" = deb ]; then
-		content=$(dpkg-deb --fsys-tarfile "$2" | tar -xOf - ./usr/lib/modules-load.d/mmtune.conf)
-	else
-		content=$(rpm2cpio "$2" | cpio -i --quiet --to-stdout ./usr/lib/modules-load.d/mmtune.conf)
-	fi
-	echo "$content"
-	grep -qx mmtune <<<"$content"
+# extract PKG DIR
+extract() {
+	mkdir -p "$2"
+	case "$1" in
+	*.deb) dpkg-deb -x "$1" "$2" ;;
+	*.rpm) (cd "$2" && rpm2cpio "$OLDPWD/$1" | cpio -idm --quiet) ;;
+	esac
+}
+
+# module_load_ok PKG UNITDIR: mmtune.ko is loaded by modprobe@mmtune.service,
+# pulled in and ordered by the drop-in; systemd itself loads the drop-in
+# cleanly (systemd-analyze verify on the package's files, with the host's
+# targets and modprobe@.service).
+module_load_ok() {
+	local t rc=0 u=$2 out d
+	t=$(mktemp -d)
+	extract "$1" "$t"
+	d=$t$u/mmtune.service.d/10-modprobe.conf
+	cat "$d"
+	grep -qx 'Wants=modprobe@mmtune.service' "$d" && grep -qx 'After=modprobe@mmtune.service' "$d" ||
+		{ echo "the drop-in does not pull in modprobe@mmtune.service"; rc=1; }
+	[ -z "$(find "$t" -path '*modules-load.d*')" ] || { echo "modules-load.d entry shipped"; rc=1; }
+	cp -n /lib/systemd/system/*.target /lib/systemd/system/*.slice /lib/systemd/system/modprobe@.service "$t$u/" 2>/dev/null
+	install -D -m 0755 /dev/null "$t/usr/bin/systemctl"
+	out=$(systemd-analyze verify --man=no --root="$t" "$u/mmtune.service" "$u/modprobe@mmtune.service" 2>&1) || rc=1
+	echo "systemd-analyze verify: ${out:-clean}"
+	grep -qE 'mmtune|modprobe' <<<"$out" && rc=1
+	rm -rf "$t"
+	return $rc
+}
+
+# modprobe_unit_silent: the ExecStart of this host's modprobe@.service for
+# "mmtune", run against a module tree of a kernel without mmtune.ko
+# (-d/-S added to point modprobe at it): no output, and the "-" prefix
+# makes its failure no unit failure. Without -q modprobe would warn, as
+# systemd-modules-load logs "Failed to find module" at error level.
+modprobe_unit_silent() {
+	local t cmd out k=6.1.0-99-amd64 rc=0
+	cmd=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/modprobe@.service)
+	echo "modprobe@.service: ExecStart=$cmd"
+	case "$cmd" in -*) ;; *) echo "no '-' prefix: a missing module fails the unit"; rc=1 ;; esac
+	cmd=${cmd#-}; cmd=${cmd//%i/mmtune}; cmd=${cmd//%I/mmtune}
+	t=$(mktemp -d)
+	mkdir -p "$t/lib/modules/$k/kernel"
+	depmod -b "$t" "$k" 2>/dev/null
+	# shellcheck disable=SC2086 # the unit's command line, split as systemd does
+	out=$($cmd -d "$t" -S "$k" 2>&1)
+	echo "$cmd -d ROOT -S $k: exit $?, output: '${out}'"
+	[ -z "$out" ] || rc=1
+	# shellcheck disable=SC2086
+	out=$(${cmd/ -abq/ -ab} -d "$t" -S "$k" 2>&1)
+	echo "without -q it says: $out"
+	rm -rf "$t"
+	return $rc
 }
 
 deb_dkms_scripts_ok() {
@@ -251,7 +325,8 @@ deb_dkms_scripts_ok() {
 	grep -q 'common.postinst' "$tmp/postinst" && { echo "postinst uses dkms's common.postinst (fails the package on a failed build)"; rc=1; }
 	grep -qx "	/usr/lib/mmtune-dkms/mmtune-dkms-kernel remove $ver" "$tmp/prerm" || { echo "prerm does not remove $ver"; rc=1; }
 	grep -qx 'interest-noawait /usr/src' "$tmp/triggers" || { echo "no /usr/src trigger"; rc=1; }
-	grep -qx '	$helper all --quiet-skip' "$tmp/postinst" || { echo "postinst does not handle the trigger"; rc=1; }
+	grep -qx '	$helper all --changed' "$tmp/postinst" || { echo "postinst does not handle the trigger (all --changed)"; rc=1; }
+	grep -q 'rm -rf /var/lib/mmtune-dkms' "$tmp/postrm" || { echo "postrm leaves the per-kernel states"; rc=1; }
 	grep -qx 'dkms' <<<"$(dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/^ *//; s/ .*//')" || { echo "no Depends on dkms"; rc=1; }
 	for h in /etc/kernel/postinst.d/50-mmtune-dkms /etc/kernel/header_postinst.d/50-mmtune-dkms; do
 		grep -qx "$h" "$tmp/conffiles" || { echo "$h is not a conffile"; rc=1; }
@@ -273,13 +348,19 @@ deb_tools_scripts_ok() {
 	sed 's/^/prerm: /' "$tmp/prerm"
 	grep -q "deb-systemd-helper unmask 'mmtune.service'" "$tmp/postinst" &&
 	grep -q "deb-systemd-helper enable 'mmtune.service'" "$tmp/postinst" || { echo "postinst does not enable mmtune.service"; rc=1; }
-	grep -q "deb-systemd-invoke start .*'mmtune.service'" "$tmp/postinst" || { echo "postinst does not start mmtune.service"; rc=1; }
+	grep -q "deb-systemd-helper enable 'mmtune-metrics.timer'" "$tmp/postinst" || { echo "postinst does not enable the metrics timer"; rc=1; }
+	# Started on configure: exactly mmtune.service and the timer. The static
+	# services are not: mmtune-reapply.service would reload a second time.
+	[ "$(grep -o "deb-systemd-invoke start .*" "$tmp/postinst" | sed 's/ >.*//')" = "deb-systemd-invoke start 'mmtune-metrics.timer' 'mmtune.service'" ] ||
+		{ echo "postinst does not start exactly mmtune.service and mmtune-metrics.timer"; rc=1; }
+	grep -qE "mmtune-reapply.service|mmtune-metrics.service" "$tmp/postinst" "$tmp/prerm" "$tmp/postrm" &&
+		{ echo "a maintainer script starts or stops a static service"; rc=1; }
 	grep -q 'deb-systemd-invoke reload mmtune.service' "$tmp/postinst" || { echo "postinst does not reload on upgrade"; rc=1; }
 	grep -qE 'restart' "$tmp/postinst" && { echo "postinst restarts"; rc=1; }
 	[ -e "$tmp/preinst" ] && grep -q 'stop' "$tmp/preinst" && { echo "preinst stops the unit"; rc=1; }
-	grep -q '"$1" = remove' "$tmp/prerm" && grep -q "deb-systemd-invoke stop .*'mmtune.service'" "$tmp/prerm" ||
-		{ echo "prerm does not stop (roll back) on removal only"; rc=1; }
-	grep -q "deb-systemd-helper purge .*'mmtune.service'" "$tmp/postrm" || { echo "postrm does not purge the unit's state"; rc=1; }
+	grep -q '"$1" = remove' "$tmp/prerm" && grep -q "deb-systemd-invoke stop 'mmtune-metrics.timer' 'mmtune.service'" "$tmp/prerm" ||
+		{ echo "prerm does not stop mmtune.service (roll back) and the timer on removal only"; rc=1; }
+	grep -q "deb-systemd-helper purge 'mmtune-metrics.timer' 'mmtune.service'" "$tmp/postrm" || { echo "postrm does not purge the units' state"; rc=1; }
 	grep -qx 'Recommends: mmtune-modules | mmtune-dkms' <<<"$(dpkg-deb -f "$1" Recommends | sed 's/^/Recommends: /')" ||
 		{ echo "Recommends is not 'mmtune-modules | mmtune-dkms'"; rc=1; }
 	rm -rf "$tmp"
@@ -293,9 +374,10 @@ rpm_dkms_scripts_ok() {
 	grep -qx "/usr/lib/mmtune-dkms/mmtune-dkms-kernel add $ver --rpm_safe_upgrade" <<<"$s" || { echo "%post does not add the module"; rc=1; }
 	grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all' <<<"$s" || { echo "%post does not build/install"; rc=1; }
 	grep -qx "/usr/lib/mmtune-dkms/mmtune-dkms-kernel remove $ver --rpm_safe_upgrade" <<<"$s" || { echo "%preun does not remove"; rc=1; }
-	grep -q 'triggerin scriptlet.*kernel-devel' <<<"$t" && grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all --quiet-skip' <<<"$t" ||
+	grep -q 'triggerin scriptlet.*kernel-devel' <<<"$t" && grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all --changed' <<<"$t" ||
 		{ echo "no %triggerin on kernel-devel"; rc=1; }
 	grep -qx '/usr/lib/kernel/install.d/50-mmtune-dkms.install' <<<"$(rpm -qpl "$1")" || { echo "no kernel-install plugin"; rc=1; }
+	grep -q 'rm -rf /var/lib/mmtune-dkms' <<<"$s" || { echo "%postun leaves the per-kernel states"; rc=1; }
 	grep -qx 'dkms >= 3.0.11' <<<"$(rpm -qp --requires "$1")" || { echo "no Requires: dkms >= 3.0.11"; rc=1; }
 	return $rc
 }
@@ -304,10 +386,29 @@ rpm_tools_scripts_ok() {
 	local s rc=0
 	s=$(rpm -qp --scripts "$1")
 	printf '%s\n' "$s"
-	grep -qE 'systemctl --no-reload preset mmtune.service|install-system-units mmtune.service' <<<"$s" || { echo "%post: no preset"; rc=1; }
-	grep -qE 'systemctl --no-reload disable --now mmtune.service|remove-system-units mmtune.service' <<<"$s" || { echo "%preun: no disable"; rc=1; }
+	grep -qE '(systemctl --no-reload preset|install-system-units) mmtune.service mmtune-metrics.timer( |$)' <<<"$s" || { echo "%post: no preset of mmtune.service and the timer"; rc=1; }
+	grep -qE '(systemctl --no-reload disable --now|remove-system-units) mmtune.service mmtune-metrics.timer( |$)' <<<"$s" || { echo "%preun: no disable --now of mmtune.service and the timer"; rc=1; }
+	grep -qE 'mmtune-reapply.service|mmtune-metrics.service' <<<"$s" && { echo "a scriptlet starts or stops a static service"; rc=1; }
 	grep -q 'systemctl reload mmtune.service' <<<"$s" || { echo "%post: no reload on upgrade"; rc=1; }
 	grep -qE 'try-restart|mark-restart-system-units' <<<"$s" && { echo "a scriptlet restarts mmtune.service"; rc=1; }
 	grep -qx /usr/lib/systemd/system-preset/50-mmtune.preset <<<"$(rpm -qpl "$1")" || { echo "no preset file"; rc=1; }
+	[ "$(rpm2cpio "$1" | cpio -i --quiet --to-stdout ./usr/lib/systemd/system-preset/50-mmtune.preset | grep -v '^#')" = \
+		"$(printf 'enable mmtune.service\nenable mmtune-metrics.timer')" ] || { echo "the preset does not enable exactly mmtune.service and the timer"; rc=1; }
+	[ "$(rpm -qp --recommends "$1")" = '(mmtune-modules or mmtune-dkms)' ] || { echo "Recommends: $(rpm -qp --recommends "$1")"; rc=1; }
+	grep -q '^rpmlib(RichDependencies)' <<<"$(rpm -qp --requires "$1")" || { echo "no rpmlib(RichDependencies)"; rc=1; }
+	return $rc
+}
+
+# rpm_rich_gate_ok VER: the spec's recommends of mmtune, by rpmspec, with
+# the gate forced off (an rpm without rich dependencies), forced on, and
+# left to this host's rpm (which has them: 4.18).
+rpm_rich_gate_ok() {
+	local q rc=0 off on auto
+	q() { rpmspec -q --define "mmtune_version $1" "${@:2}" --qf '%{NAME}: [%{RECOMMENDNAME} ]\n' packaging/rpm/mmtune.spec 2>&1 | grep '^mmtune:'; }
+	off=$(q "$1" --define 'mmtune_rich_deps 0'); on=$(q "$1" --define 'mmtune_rich_deps 1'); auto=$(q "$1")
+	printf 'gate off: %s\ngate on:  %s\nthis rpm: %s (%s)\n' "$off" "$on" "$auto" "$(rpm --version)"
+	[ "$off" = 'mmtune: ' ] || rc=1
+	[ "$on" = 'mmtune: (mmtune-modules or mmtune-dkms) ' ] || rc=1
+	[ "$auto" = "$on" ] || rc=1
 	return $rc
 }
