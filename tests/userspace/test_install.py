@@ -21,7 +21,7 @@ def staged(tmp_path_factory):
     dest = str(tmp_path_factory.mktemp("destdir"))
     subprocess.run(["make", "-s", "-C", fakeroot.SYSTEMD, "install", "DESTDIR=" + dest,
                     "PREFIX=/usr", "SYSCONFDIR=/etc", "UNITDIR=/usr/lib/systemd/system",
-                    "MODULESLOADDIR=/usr/lib/modules-load.d", "UDEVRULESDIR=/usr/lib/udev/rules.d"],
+                    "UDEVRULESDIR=/usr/lib/udev/rules.d"],
                    check=True)
     return dest
 
@@ -36,9 +36,10 @@ def test_install_layout(staged):
          "usr/lib/systemd/system/mmtune.service", "usr/lib/systemd/system/mmtune-reapply.service",
          "usr/lib/systemd/system/mmtune-metrics.service",
          "usr/lib/systemd/system/mmtune-metrics.timer",
+         "usr/lib/systemd/system/mmtune.service.d/10-modprobe.conf",
          "usr/lib/systemd/system/mmtune.service.d/50-hardening.conf",
          "usr/lib/mmtune/python/mmtunectl/knobs.tsv",
-         "usr/lib/systemd/system/swap.d/50-mmtune.conf", "usr/lib/modules-load.d/mmtune.conf",
+         "usr/lib/systemd/system/swap.d/50-mmtune.conf",
          "usr/lib/udev/rules.d/60-mmtune.rules", "usr/share/doc/mmtune/mmtunectl.md"]
         + ["usr/lib/mmtune/python/mmtunectl/" + f for f in py]
         + ["usr/lib/mmtune/profiles/" + f for f in profiles])
@@ -98,7 +99,11 @@ def test_units_content(staged):
                  "WantedBy=sysinit.target"):
         assert line in svc.splitlines() or any(l.startswith(line) for l in svc.splitlines()), line
     assert "Before=swap.target" in svc
-    assert open(os.path.join(staged, "usr/lib/modules-load.d/mmtune.conf")).read().splitlines()[-1] == "mmtune"
+    # mmtune.ko comes from systemd's modprobe@ (quiet on a kernel without
+    # it), not from a modules-load.d entry.
+    dropin = open(os.path.join(staged, "usr/lib/systemd/system/mmtune.service.d/10-modprobe.conf")).read()
+    assert "Wants=modprobe@mmtune.service" in dropin.splitlines()
+    assert "After=modprobe@mmtune.service" in dropin.splitlines()
 
 
 @pytest.mark.skipif(not TOOLS, reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
