@@ -9,11 +9,19 @@
  *
  * What it saw, in /sys/module/pcp_greedy/parameters/ (read-only):
  *   reclaim_samples  frees seen with reclaim active for at least
- *                    STREAK frees in a row on that CPU and zone (by then
+ *                    STREAK calls in a row on that CPU and zone (by then
  *                    the kernel has freed what was above the cap before
  *                    reclaim began: each free returns up to 32 batches)
+ *   reclaim_over     of those, the frees that found the pageset more than
+ *                    OVER pages above 4 * batch
  *   reclaim_excess   the most pages such a pageset held above 4 * batch
  *                    before the free (0 if never above)
+ * kswapd clears ZONE_RECLAIM_ACTIVE between its runs: meanwhile no cap
+ * applies, and frees the kernel handles without calling the hook can fill
+ * a pageset again, unseen here. The next frees under reclaim then find it
+ * above the cap until the kernel brought it down, so reclaim_over counts a
+ * few such frees even when the kernel enforces the cap; a kernel that does
+ * not enforce it leaves nearly every free above.
  */
 #include <linux/mmtune_hooks.h>
 #include <linux/mmzone.h>
@@ -21,14 +29,25 @@
 #include <linux/percpu.h>
 
 #define STREAK	64
+/* Two blocks of order PAGE_ALLOC_COSTLY_ORDER: a refill at the cap. */
+#define OVER	(2 << PAGE_ALLOC_COSTLY_ORDER)
 
 static ulong reclaim_samples;
 module_param(reclaim_samples, ulong, 0444);
+static ulong reclaim_over;
+module_param(reclaim_over, ulong, 0444);
 static int reclaim_excess;
 module_param(reclaim_excess, int, 0444);
 
-/* Frees in a row that saw reclaim active, per CPU and zone. */
+/* Hook calls in a row that saw reclaim active, per CPU and zone. */
 static DEFINE_PER_CPU(unsigned int [MAX_NR_ZONES], streak);
+
+/* A refill or decay without reclaim may raise the pageset: start over. */
+static void greedy_note(struct zone *zone)
+{
+	if (!test_bit(ZONE_RECLAIM_ACTIVE, &zone->flags))
+		this_cpu_write(streak[zone_idx(zone)], 0);
+}
 
 static void greedy_raise(struct per_cpu_pages *pcp)
 {
@@ -46,6 +65,8 @@ static int greedy_free(struct zone *zone, struct per_cpu_pages *pcp,
 				     (READ_ONCE(pcp->batch) << 2);
 
 			WRITE_ONCE(reclaim_samples, reclaim_samples + 1);
+			if (excess > OVER)
+				WRITE_ONCE(reclaim_over, reclaim_over + 1);
 			if (excess > READ_ONCE(reclaim_excess))
 				WRITE_ONCE(reclaim_excess, excess);
 		}
@@ -59,12 +80,14 @@ static int greedy_free(struct zone *zone, struct per_cpu_pages *pcp,
 static int greedy_refill(struct zone *zone, struct per_cpu_pages *pcp,
 			 unsigned int order)
 {
+	greedy_note(zone);
 	greedy_raise(pcp);
 	return INT_MAX;
 }
 
 static int greedy_decay(struct zone *zone, struct per_cpu_pages *pcp)
 {
+	greedy_note(zone);
 	greedy_raise(pcp);
 	return 0;
 }
