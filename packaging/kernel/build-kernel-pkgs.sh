@@ -267,9 +267,10 @@ if [ $want_deb -eq 1 ] && [ ! -f "$out/.deb-complete" ]; then
 	sampler=$!
 	trap 'kill $sampler 2>/dev/null || true; rm -f "$stage_key"' EXIT
 	ccache -s >"$out/ccache-before.txt" 2>&1 || true
-	# The build id as the Debian revision: <rel>-<build id>.
+	# The build id as the Debian revision, <rel>-<build id>, and in
+	# "uname -v" (#<build id>, as rpm-pkg's %{release} puts it there).
 	if ! make -C "$tree" -j"$jobs" CC="ccache gcc" LOCALVERSION=$localversion \
-		KDEB_PKGVERSION="$rel-$build_id" bindeb-pkg >"$out/deb.log" 2>&1; then
+		KBUILD_BUILD_VERSION="$build_id" KDEB_PKGVERSION="$rel-$build_id" bindeb-pkg >"$out/deb.log" 2>&1; then
 		tail -n 40 "$out/deb.log" >&2
 		die "bindeb-pkg failed; full log: $out/deb.log"
 	fi
@@ -399,7 +400,7 @@ touch "$out/.used"		# mtime = last use, for pruning
 echo "${distro:-test}${variant:+/$variant}" >"$out/flavour"
 
 mkdir -p "$repo/build/packaging"
-ln -sfn "$out" "$repo/build/packaging/kernel-pkgs"
+ln -sfn "$out" "$repo/build/packaging/kernel-pkgs${variant:+-$variant}"
 
 # Keep the most recently used package sets of this flavour (test kernel,
 # debian-cloud, ...) only: a test-kernel rebuild never prunes an hour-long
