@@ -35,7 +35,7 @@
 #            apt-get upgrade moves kernel and module together, build 2's
 #            module loads after the reboot and build 1's is refused
 # MMTUNE_PKG_PARTS="apt modules kernel release" (default: all) picks parts
-# (release needs kernel).
+# (release alone builds the kernel packages and runs only its own checks).
 # Sourced by run.sh.
 
 pk_logs=build/packaging/logs
@@ -71,7 +71,7 @@ full_checks() {
 	# --- mmtune-modules-<release> from a kernel build tree ------------------
 	[[ $parts == *" modules "* ]] && module_pkg_checks "$ver"
 
-	[[ $parts == *" kernel "* ]] || return 0
+	[[ $parts == *" kernel "* || $parts == *" release "* ]] || return 0
 	# --- kernel packages ----------------------------------------------------
 	if ! timed "kernel packages: bindeb-pkg and rpm-pkg (cached in \$MMTUNE_CACHE/kernel-pkgs)" \
 		packaging/kernel/build-kernel-pkgs.sh; then
@@ -80,6 +80,10 @@ full_checks() {
 	fi
 	kp=build/packaging/kernel-pkgs
 	rel=$(cat "$kp/kernel.release")
+	if [[ $parts != *" kernel "* ]]; then
+		release_checks "$base" "$kp" "$rel" "$ver"
+		return 0
+	fi
 	check "kernel .debs: linux-image and linux-headers for $rel; headers have CONFIG_MMTUNE_HOOKS and sign-file" \
 		kernel_debs_ok "$kp" "$rel"
 	check "kernel .rpms: kernel-mmtune, kernel-mmtune-devel for $rel; kernel-mmtune-devel is a module build tree" \

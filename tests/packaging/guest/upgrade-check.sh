@@ -125,7 +125,7 @@ build2)
 		tap_not_ok "build 1's mmtune.ko is refused by build 2's kernel (insmod exit $rc: $out)"
 	fi
 	no_failed_units
-	echo done >$state/phase
+	echo finished >$state/phase
 	;;
 *) tap_not_ok "unknown phase '$phase'" ;;
 esac
