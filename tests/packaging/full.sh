@@ -1062,14 +1062,16 @@ shadow_checks() {
 	# Ours: every "package version" pair in our Packages file.
 	ours=$(grep -E '^(Package|Version):' "$r/srv/mmtune-repo/apt/dists/bookworm/main/binary-amd64/Packages" | paste - - |
 		sed 's/Package: //; s/\tVersion: / /')
-	note "apt-get -s upgrade would install: $(wc -l <<<"$inst") Debian update(s)"
-	local hit
+	note "apt-get -s upgrade would install $(grep -c '^Inst ' <<<"$apt_out") package(s); from ours: none expected"
+	local hit pol
+	# Ours is really enabled: its mmtune is a candidate source.
+	pol=$(in_root "$r" apt-cache policy mmtune)
 	hit=$(awk 'NR == FNR { o[$1 " " $2] = 1; next } { v = $0; sub(/.*\(/, "", v); sub(/ .*/, "", v); if (o[$2 " " v]) print }' \
 		<(echo "$ours") <(echo "$inst"))
-	if [ -n "$libc" ] && [ -z "$hit" ]; then
+	if [ -n "$libc" ] && [ -z "$hit" ] && grep -q 'file:/srv/mmtune-repo/apt bookworm/main' <<<"$pol"; then
 		ok "shadow: Debian's repositories and make-repo.sh's both enabled, linux-libc-dev $libc (Debian) installed: apt-get upgrade takes nothing from ours"
 	else
-		not_ok "shadow: apt-get upgrade takes nothing from ours (linux-libc-dev '$libc'; taken: $hit)"
+		not_ok "shadow: apt-get upgrade takes nothing from ours (linux-libc-dev '$libc'; taken: $hit)"; note "$pol"
 	fi
 	# Control: a repository with our linux-libc-dev, Origin mmtune.
 	local c=$r/srv/mmtune-control g=$PWD/$pk_work/gnupg
