@@ -1118,7 +1118,7 @@ repo_upgrade_checks() {
 	# TCG takes minutes).
 	mkdir -p "$cache/apt-archives"
 	cp "$cache"/apt-archives/*.deb "$r/var/cache/apt/archives/" 2>/dev/null || true
-	rc=0; apt_run "$r" upg-1-stock-kernel apt-get install -y "linux-image-$kver" || rc=$?
+	rc=0; apt_run "$r" upg-1-stock-kernel sh -c "apt-get update && apt-get install -y linux-image-$kver" || rc=$?
 	cp -n "$r"/var/cache/apt/archives/*.deb "$cache/apt-archives/" 2>/dev/null || true
 	rm -f "$r"/var/cache/apt/archives/*.deb
 	[ $rc -eq 0 ] && [ -s "$r/boot/initrd.img-$kver" ] ||
