@@ -44,13 +44,14 @@ is_allowed() {	# FILE PATH
 rc=0
 for pkg in "$@"; do
 	t=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-keyscan.XXXXXX")
+	abs=$(realpath "$pkg")
 	case "$pkg" in
 	*.deb)
 		mkdir -p "$t/data" "$t/control"
 		{ dpkg-deb --fsys-tarfile "$pkg" | tar -xf - -C "$t/data" && dpkg-deb -e "$pkg" "$t/control/DEBIAN"; } 2>"$t/err" ;;
 	*.rpm)
 		mkdir -p "$t/data"
-		(cd "$t/data" && rpm2cpio "$(realpath "$pkg")" | cpio -idm --quiet --no-absolute-filenames) 2>"$t/err" ;;
+		(cd "$t/data" && rpm2cpio "$abs" | cpio -idm --quiet --no-absolute-filenames) 2>"$t/err" ;;
 	*) false ;;
 	esac || { echo "$pkg: cannot unpack: $(head -c 300 "$t/err" 2>/dev/null)" >&2; rm -rf "$t"; rc=2; continue; }
 	n=$(find "$t/data" "$t/control" -mindepth 1 2>/dev/null | wc -l)
