@@ -26,6 +26,10 @@
 #                          and mmtune-modules for it (cached; over an hour cold)
 #   make check-packaging-cloud  those packages: headers (make M=, DKMS), apt
 #                          install and a qemu boot with module.sig_enforce=1
+#   make repo              a signed apt repository (dists/bookworm) and rpm
+#                          repository (createrepo_c) in build/repo from the
+#                          built packages, with MMTUNE_REPO_KEY=<gpg key>
+#                          (packaging/README.md, "Repository")
 #
 # On a fresh Debian 12 machine use scripts/dev.sh, which installs the build
 # dependencies first (see README.md).
@@ -105,9 +109,14 @@ kernel-packages-cloud:
 check-packaging-cloud: kernel-packages-cloud
 	tests/packaging/cloud.sh build/packaging/kernel-pkgs
 
+# The kernel sets it takes are the ones built last (build/packaging/kernel-pkgs):
+# make kernel-packages or kernel-packages-cloud first.
+repo: packages
+	packaging/repo/make-repo.sh
+
 clean:
 	rm -rf build/unit build/vm build/vm-failed-* build/debug build/test-logs build/packaging
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel modules run check check-slow check-selftests kernel-debug kernel-bench bench-icount check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud
+.PHONY: all setup kernel modules run check check-slow check-selftests kernel-debug kernel-bench bench-icount check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud repo

@@ -19,6 +19,8 @@ pkgs=(
 	libnuma-dev
 	# packaging: .deb/.rpm builds, lint, Debian 12 roots (packaging/, tests/packaging/)
 	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl linux-config-6.1 shellcheck apt-utils gnupg
+	# make repo: the rpm repository metadata (apt-ftparchive is in apt-utils)
+	createrepo-c
 )
 
 missing=()

@@ -3,7 +3,8 @@
 # cached outside the repo.
 #
 #   packaging/kernel/build-kernel-pkgs.sh [--deb] [--rpm]   (default: both)
-#          [--distro debian-cloud|debian-generic|CONFIG] [--dry-run]
+#          [--distro debian-cloud|debian-generic|CONFIG] [--variant NAME]
+#          [--dry-run]
 #
 # --distro: the distribution's config instead of the test one, adapted by
 # distro-config.sh (debian-cloud: linux-config-6.1's
@@ -12,12 +13,36 @@
 # e.g. an AL2023/Fedora /boot/config-*, 6.1.<n>-mmtune). --dry-run: patch,
 # configure (make olddefconfig), print the release and the options mmtune
 # needs, and stop; no compile, no lock held for long.
-# After bindeb-pkg / rpm-pkg, mmtune-modules-<rel> is built against the
-# same tree and signed with its key (build-module-pkgs.sh).
+# --variant NAME: the same inputs built again as a set of its own (a new
+# build id, a new signing key; ccache makes it minutes): what a rebuild
+# for a new key looks like to hosts (tests/packaging/full.sh upgrades
+# from one to the other).
 #
-#   bindeb-pkg: linux-image-<rel>, linux-headers-<rel> (+ linux-libc-dev)
-#   rpm-pkg:    kernel, kernel-headers and kernel-devel (binrpm-pkg would be
-#               cheaper but has no kernel-devel in 6.1, and DKMS needs it)
+# Every set has a build id (UTC date and time of its first build,
+# yyyymmddHHMMSS, or MMTUNE_KERNEL_BUILD_ID): the Debian revision and the
+# RPM release, so a rebuilt kernel of the same release is a newer package
+# version that apt and dnf upgrade to.
+#
+# The module signing key is never inside the kernel tree: it is made per
+# set in $out/signing/ (0600; or MMTUNE_MODULE_SIG_KEY, a fleet key file
+# or pkcs11: URI, is used), and CONFIG_MODULE_SIG_KEY names it by an
+# absolute path, so neither bindeb-pkg's headers nor rpm-pkg's
+# kernel-devel (a copy of the whole build tree) can pick it up. One key
+# per set: the .deb and .rpm kernels of a set trust the same key.
+#
+#   bindeb-pkg: linux-image-<rel>, linux-headers-<rel>; linux-libc-dev goes
+#               to unpublished/ (it would shadow Debian's)
+#   rpm-pkg:    kernel-mmtune, kernel-mmtune-devel (binrpm-pkg would be
+#               cheaper but has no devel package in 6.1, and DKMS needs
+#               it); kbuild's spec renamed by mkspec-mmtune, so nothing
+#               replaces the distribution's kernel, kernel-devel or
+#               kernel-headers; kernel-mmtune-headers goes to unpublished/
+# Then, from the packaged headers / kernel-devel and the set's key
+# (build-module-pkgs.sh --build), mmtune-modules-<rel> pinned to this
+# build's kernel and the meta package mmtune-kernel-<flavour> (test,
+# cloud-amd64, amd64, custom) that depends on exactly both; these are
+# rebuilt, without a kernel build, whenever module/ or their packaging
+# changes.
 #
 # <rel> is 6.1.<sublevel>-mmtune: LOCALVERSION=-mmtune on the make command
 # line and CONFIG_LOCALVERSION emptied by packaging.config.
@@ -33,7 +58,10 @@
 #
 # Output ($MMTUNE_CACHE/kernel-pkgs/6.1-<key>/, linked from
 # build/packaging/kernel-pkgs):
-#   deb/*.deb  rpm/*.rpm  vmlinuz  kernel.release  build-info.txt  *.log
+#   deb/*.deb  rpm/*.rpm  (what a repository publishes: packaging/repo/)
+#   unpublished/  linux-libc-dev, kernel-mmtune-headers
+#   signing/      signing_key.pem (0600), signing_key.x509
+#   vmlinuz  kernel.release  build-id  build-info.txt  *.log
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,23 +71,28 @@ fragments=("$repo/kernel-patches/configs/test-vm.config" "$repo/packaging/kernel
 keep=${MMTUNE_KEEP_KERNEL_PKGS:-2}
 localversion=-mmtune
 
-want_deb=0 want_rpm=0 distro='' distro_cfg='' dry=0
+want_deb=0 want_rpm=0 distro='' distro_cfg='' dry=0 variant=''
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--deb) want_deb=1 ;;
 	--rpm) want_rpm=1 ;;
+	--variant) variant=${2:?--variant needs a name}; shift ;;
 	--distro) distro=${2:?--distro needs a name or a config file}; shift ;;
 	--dry-run) dry=1 ;;
-	*) echo "usage: $0 [--deb] [--rpm] [--distro debian-cloud|debian-generic|CONFIG] [--dry-run]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--deb] [--rpm] [--distro debian-cloud|debian-generic|CONFIG] [--variant NAME] [--dry-run]" >&2; exit 2 ;;
 	esac
 	shift
 done
+case "$variant" in ''|[a-z0-9]*) ;; *) echo "--variant: lower-case letters, digits, '-'" >&2; exit 2 ;; esac
+# flavour: the meta package's name, mmtune-kernel-<flavour>.
 case "$distro" in
-'') ;;
-debian-cloud) distro_cfg=/usr/src/linux-config-6.1/config.amd64_none_cloud-amd64.xz localversion=-mmtune-cloud-amd64 ;;
-debian-generic) distro_cfg=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz localversion=-mmtune-amd64 ;;
-*) distro_cfg=$(realpath "$distro") ;;
+'') flavour='test' ;;
+debian-cloud) distro_cfg=/usr/src/linux-config-6.1/config.amd64_none_cloud-amd64.xz localversion=-mmtune-cloud-amd64 flavour=cloud-amd64 ;;
+debian-generic) distro_cfg=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz localversion=-mmtune-amd64 flavour=amd64 ;;
+*) distro_cfg=$(realpath "$distro") flavour=custom ;;
 esac
+# The RPM kernel's name: never "kernel" (the distribution's).
+rpm_name=kernel$localversion
 if [ -n "$distro_cfg" ]; then
 	[ -r "$distro_cfg" ] || { echo "kernel-pkgs: error: $distro_cfg not readable (apt-get install linux-config-6.1?)" >&2; exit 1; }
 	# The key covers the distribution config and distro-config.sh instead
@@ -79,7 +112,20 @@ mkdir -p "$cache/kernel-pkgs"
 # A dry run compiles nothing: it does not wait for the build lock.
 [ $dry -eq 1 ] || kernel_lock
 
-key=$(kernel_inputs_key "$localversion" "$0" "${fragments[@]}")
+# A fleet key (file or pkcs11: URI) instead of a key per set: its
+# certificate is part of the key, never the private key itself.
+fleet_key=${MMTUNE_MODULE_SIG_KEY:-}
+fleet_id=''
+if [ -n "$fleet_key" ]; then
+	case "$fleet_key" in
+	pkcs11:*) fleet_id=$fleet_key ;;
+	*) fleet_key=$(realpath "$fleet_key")
+	   fleet_id=$(openssl x509 -in "$fleet_key" -outform DER 2>/dev/null | sha256sum | cut -c1-64) ||
+		die "MMTUNE_MODULE_SIG_KEY=$fleet_key: no certificate in it (PEM key and certificate, as certs/signing_key.pem)" ;;
+	esac
+fi
+key=$(kernel_inputs_key "$localversion${variant:+ variant=$variant}${fleet_id:+ fleet=$fleet_id}" "$0" \
+	"$repo/packaging/kernel/mkspec-mmtune" "${fragments[@]}")
 series_info=$(kernel_series_info)
 out=$cache/kernel-pkgs/6.1-$key
 [ $dry -eq 1 ] && out=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-distro-dry.XXXXXX")
@@ -103,36 +149,90 @@ prepare_distro_tree() {
 		>"$out/config.log" 2>&1 || { cat "$out/config.log" >&2; die "distro-config.sh failed"; }
 	sed 's/^/kernel-pkgs: /' "$out/config.log" >&2
 }
-# keep_signing_key TREE DIR: the module signing key TREE's kernel trusts
-# (its .builtin_trusted_keys holds certs/signing_key.x509), kept in DIR
-# beside the packages, out of git and out of the packages, so that
-# mmtune-modules-<rel> can be rebuilt for a new mmtune without rebuilding the
-# kernel (build-module-pkgs.sh --key --cert against the headers or
-# kernel-devel). Private: mode 0600. Nothing for a kernel without signing.
-keep_signing_key() {
-	local sigkey
-	sigkey=$(sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$/\1/p' "$1/.config")
-	[ -n "$sigkey" ] && [ -f "$1/certs/signing_key.x509" ] || return 0
-	case "$sigkey" in /*|pkcs11:*) ;; *) sigkey=$1/$sigkey ;; esac
-	mkdir -p "$2"
-	chmod 0700 "$2"
-	case "$sigkey" in pkcs11:*) echo "$sigkey" >"$2/key-uri" ;;
-	*) install -m 0600 "$sigkey" "$2/signing_key.pem" ;; esac
-	install -m 0644 "$1/certs/signing_key.x509" "$2/signing_key.x509"
+# The set's module signing key, outside every kernel tree. Made once per
+# set (both halves, .deb and .rpm, trust it), as kbuild would make
+# certs/signing_key.pem, into $out/signing/ (0700; the key 0600). While a
+# kernel builds, a copy sits at one fixed path ($stage_key):
+# CONFIG_MODULE_SIG_KEY is a string in autoconf.h, which every object
+# includes, and a path that changed with each set would cost ccache's
+# direct mode on every file. The copy is removed after the build (EXIT).
+sigdir=$out/signing
+stage_dir=$cache/kernel-pkgs/.signing-stage
+stage_key=$stage_dir/signing_key.pem
+make_signing_key() {
+	local g
+	mkdir -p "$sigdir"
+	chmod 0700 "$sigdir"
+	if [ -n "$fleet_key" ]; then
+		echo "$fleet_key" >"$sigdir/key-uri"
+		return 0
+	fi
+	[ -f "$sigdir/signing_key.pem" ] && return 0
+	g=$(mktemp)
+	sed "s/^CN = .*/CN = mmtune kernel $flavour build $build_id/; s/^#O = .*/O = mmtune/" \
+		"$pristine/certs/default_x509.genkey" >"$g"
+	(umask 077 && openssl req -new -nodes -utf8 -sha256 -days 36500 -batch -x509 -config "$g" \
+		-outform PEM -out "$sigdir/signing_key.pem.tmp" -keyout "$sigdir/signing_key.pem.tmp") >/dev/null 2>&1 ||
+		{ rm -f "$g"; die "openssl could not make the module signing key"; }
+	rm -f "$g"
+	mv "$sigdir/signing_key.pem.tmp" "$sigdir/signing_key.pem"
+	openssl x509 -in "$sigdir/signing_key.pem" -outform DER -out "$sigdir/signing_key.x509"
+	chmod 0644 "$sigdir/signing_key.x509"
+}
+# The key path the kernel config names.
+config_key() {
+	if [ -n "$fleet_key" ]; then echo "$fleet_key"; return; fi
+	mkdir -p "$stage_dir"; chmod 0700 "$stage_dir"
+	install -m 0600 "$sigdir/signing_key.pem" "$stage_key"
+	echo "$stage_key"
 }
 prepare_tree() {
 	if [ -n "$distro_cfg" ]; then prepare_distro_tree
 	else kernel_prepare_tree "$tree" "$out" "${fragments[@]}"; fi
+	# Signing on, with the key outside the tree (a config without
+	# MODULE_SIG has nothing to sign: left as it is).
+	if grep -qx 'CONFIG_MODULE_SIG=y' "$tree/.config"; then
+		(cd "$tree" && scripts/config --file .config --set-str MODULE_SIG_KEY "$(config_key)" &&
+			make -s olddefconfig) >>"$out/config.log" 2>&1 || die "setting CONFIG_MODULE_SIG_KEY failed"
+		grep -qx "CONFIG_MODULE_SIG_KEY=\"$(config_key)\"" "$tree/.config" ||
+			die "CONFIG_MODULE_SIG_KEY did not survive olddefconfig"
+	fi
+}
+# no_key_in_tree TREE: kbuild makes certs/signing_key.pem only when
+# CONFIG_MODULE_SIG_KEY is that default; fail loudly should it ever appear.
+no_key_in_tree() {
+	if [ -e "$1/certs/signing_key.pem" ]; then die "$1/certs/signing_key.pem exists: a private key inside the tree would be packaged"; fi
+}
+# keep_cert TREE: the certificate TREE's kernel trusts (.builtin_trusted_keys)
+# beside the key; both halves of a set must have built in the same one.
+keep_cert() {
+	[ -f "$1/certs/signing_key.x509" ] || return 0
+	if [ -f "$sigdir/signing_key.x509" ] && [ -z "$fleet_key" ]; then
+		cmp -s "$1/certs/signing_key.x509" "$sigdir/signing_key.x509" ||
+			die "$1 trusts another certificate than $sigdir/signing_key.x509"
+	else
+		install -m 0644 "$1/certs/signing_key.x509" "$sigdir/signing_key.x509"
+	fi
 }
 
 if [ $dry -eq 1 ]; then
+	build_id=dry
+	make_signing_key
 	prepare_tree
+	rm -f "$stage_key"
 	log "dry run: release $(make -s -C "$tree" LOCALVERSION=$localversion kernelrelease)"
 	grep -E '^(# )?CONFIG_(MMTUNE_HOOKS|ZSWAP|ZSWAP_DEFAULT_ON|ZSWAP_ZPOOL_DEFAULT|ZSWAP_COMPRESSOR_DEFAULT|ZSMALLOC|ZBUD|Z3FOLD|MODULE_SIG|MODULE_SIG_KEY|MODULE_SIG_ALL|SYSTEM_TRUSTED_KEYS|DEBUG_INFO|DEBUG_INFO_BTF|PROVE_LOCKING|DEBUG_VM|LOCKDEP|ENA_ETHERNET|BLK_DEV_NVME|XFS_FS|BLK_DEV_DM|LOCALVERSION)[= ]' \
 		"$tree/.config" | sed 's/^/kernel-pkgs: /' >&2
 	rm -rf "$out"
 	exit 0
 fi
+
+# The set's build id: made once, shared by both halves.
+[ -s "$out/build-id" ] || echo "${MMTUNE_KERNEL_BUILD_ID:-$(date -u +%Y%m%d%H%M%S)}" >"$out/build-id"
+build_id=$(cat "$out/build-id")
+case "$build_id" in *[!0-9]*|'') die "build id '$build_id': digits only (MMTUNE_KERNEL_BUILD_ID)" ;; esac
+make_signing_key
+trap 'rm -f "$stage_key"' EXIT
 
 export CCACHE_DIR=$cache/ccache CCACHE_MAXSIZE=5G
 if [ -n "$distro_cfg" ]; then
@@ -165,25 +265,27 @@ if [ $want_deb -eq 1 ] && [ ! -f "$out/.deb-complete" ]; then
 	# (9>&-: a sampler that outlives a killed build must not hold the lock.)
 	(while sleep 60; do echo "$(date +%T) $(cut -d' ' -f1-3 /proc/loadavg)"; done) >"$out/load.log" 9>&- &
 	sampler=$!
-	trap 'kill $sampler 2>/dev/null || true' EXIT
+	trap 'kill $sampler 2>/dev/null || true; rm -f "$stage_key"' EXIT
 	ccache -s >"$out/ccache-before.txt" 2>&1 || true
+	# The build id as the Debian revision, <rel>-<build id>, and in
+	# "uname -v" (#<build id>, as rpm-pkg's %{release} puts it there).
 	if ! make -C "$tree" -j"$jobs" CC="ccache gcc" LOCALVERSION=$localversion \
-		KDEB_PKGVERSION="$rel-1" bindeb-pkg >"$out/deb.log" 2>&1; then
+		KBUILD_BUILD_VERSION="$build_id" KDEB_PKGVERSION="$rel-$build_id" bindeb-pkg >"$out/deb.log" 2>&1; then
 		tail -n 40 "$out/deb.log" >&2
 		die "bindeb-pkg failed; full log: $out/deb.log"
 	fi
 	kill $sampler
 	ccache -s >"$out/ccache-after.txt" 2>&1 || true
-	keep_signing_key "$tree" "$out/signing"
+	no_key_in_tree "$tree"
+	keep_cert "$tree"
 	rm -rf "$out/deb"
-	mkdir -p "$out/deb"
+	mkdir -p "$out/deb" "$out/unpublished"
 	mv "$out"/*.deb "$out/deb/"
+	# Userspace headers at a version above Debian's: never published.
+	mv "$out"/deb/linux-libc-dev_*.deb "$out/unpublished/" 2>/dev/null || true
 	rm -f "$out"/*.buildinfo "$out"/*.changes
 	cp "$tree/arch/x86/boot/bzImage" "$out/vmlinuz"
 	echo "$rel" >"$out/kernel.release"
-	# mmtune-modules-<rel>, signed with this build's certs/signing_key.pem.
-	"$repo/packaging/kernel/build-module-pkgs.sh" "$tree" --deb --out "$out/deb" ||
-		die "mmtune-modules-$rel (.deb) failed"
 	{
 		echo "deb_seconds: $(( $(date +%s) - start ))"
 		echo "deb_load_at_end: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -213,24 +315,27 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ]; then
 	# debuginfo package and installs modules with their debug info (382 MB
 	# for a distribution config): INSTALL_MOD_STRIP strips them before
 	# modules_install signs them, as bindeb-pkg's image package is.
-	export CCACHE_BASEDIR=$top/BUILD
+	# MKSPEC: kbuild's spec, renamed (mkspec-mmtune), the build id as
+	# its Release.
+	export CCACHE_BASEDIR=$top/BUILD MMTUNE_RPM_NAME=$rpm_name MMTUNE_RPM_RELEASE=$build_id
 	if ! PATH=/usr/lib/ccache:$PATH INSTALL_MOD_STRIP=1 make -C "$tree" -j"$jobs" \
+		MKSPEC="$repo/packaging/kernel/mkspec-mmtune" \
 		RPMOPTS="--define '_topdir $top' --nodeps --noclean --define '_binary_payload w6.gzdio'" \
 		rpm-pkg >"$out/rpm.log" 2>&1; then
 		tail -n 40 "$out/rpm.log" >&2
 		die "rpm-pkg failed; full log: $out/rpm.log"
 	fi
 	rm -rf "$out/rpm"
-	mkdir -p "$out/rpm"
+	mkdir -p "$out/rpm" "$out/unpublished"
 	mv "$top"/RPMS/*/*.rpm "$out/rpm/"
-	# rpm-pkg built its own kernel inside rpmbuild, with its own signing
-	# key: sign mmtune-modules-<rel> with that one.
+	# Userspace headers: never published (see mkspec-mmtune).
+	mv "$out"/rpm/"$rpm_name"-headers-*.rpm "$out/unpublished/" 2>/dev/null || true
+	# rpm-pkg compiled its own kernel inside rpmbuild: from the same
+	# .config, so with the same key outside its tree.
 	rtree=$(dirname "$(ls "$top"/BUILD/*/Module.symvers 2>/dev/null | head -n 1)")
 	[ "$rtree" != . ] || die "no rpm-pkg build tree under $top/BUILD"
-	"$repo/packaging/kernel/build-module-pkgs.sh" "$rtree" --rpm --out "$out/rpm" ||
-		die "mmtune-modules-$rel (.rpm) failed"
-	# rpmbuild compiled its own tree, so its kernel trusts its own key.
-	keep_signing_key "$rtree" "$out/signing-rpm"
+	no_key_in_tree "$rtree"
+	keep_cert "$rtree"
 	[ -f "$out/kernel.release" ] || echo "$rel" >"$out/kernel.release"
 	echo "rpm_seconds: $(( $(date +%s) - start ))" >"$out/rpm-time.txt"
 	rm -rf "$top" "$tree"
@@ -238,23 +343,64 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ]; then
 	log "rpm-pkg done in $(( $(date +%s) - start ))s"
 fi
 
+# --- mmtune-modules-<rel> and mmtune-kernel-<flavour> -------------------------
+# From what the kernel packages ship (linux-headers / kernel-devel) and the
+# set's key, not from the build tree: what a host-independent rebuild for a
+# new mmtune does, and cached by its own inputs (mmtune's sources and
+# version, the module packaging), so a change there costs seconds, not a
+# kernel build.
+rel=$(cat "$out/kernel.release")
+modules_key=$( {
+	"$repo/packaging/version.sh"
+	cat "$repo/packaging/kernel/build-module-pkgs.sh"
+	find "$repo/packaging/modules" -type f | LC_ALL=C sort | xargs cat
+	(cd "$repo/module" && for f in Kbuild Makefile ./*.h ./*.c; do case "$f" in *.mod.c) ;; *) cat "$f" ;; esac; done)
+} | sha256sum | cut -c1-16)
+build_modules() {
+	local kind=$1 stamp=$out/.modules-$1-$modules_key t mtree sign
+	[ -f "$stamp" ] && return 0
+	t=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-kpkg-modules.XXXXXX")
+	case $kind in
+	deb) dpkg-deb -x "$(ls "$out"/deb/linux-headers-"$rel"_*.deb)" "$t"
+	     mtree=$t/usr/src/linux-headers-$rel ;;
+	rpm) (cd "$t" && rpm2cpio "$(ls "$out"/rpm/"$rpm_name"-devel-*.rpm)" | cpio -idm --quiet)
+	     mtree=$t/usr/src/kernels/$rel ;;
+	esac
+	if [ -n "$fleet_key" ]; then sign=$fleet_key; else sign=$sigdir/signing_key.pem; fi
+	rm -f "$out/$kind"/mmtune-modules-* "$out/$kind/mmtune-kernel-$flavour"[_-]*
+	log "mmtune-modules-$rel and mmtune-kernel-$flavour (.$kind) from the packaged $kind headers"
+	"$repo/packaging/kernel/build-module-pkgs.sh" "$mtree" --"$kind" --out "$out/$kind" \
+		--key "$sign" --cert "$sigdir/signing_key.x509" --build "$build_id" --meta "mmtune-kernel-$flavour" \
+		>"$out/modules-$kind.log" 2>&1 || { rm -rf "$t"; tail -n 20 "$out/modules-$kind.log" >&2; die "mmtune-modules-$rel (.$kind) failed"; }
+	rm -rf "$t"
+	rm -f "$out"/.modules-"$kind"-*
+	touch "$stamp"
+}
+[ -f "$out/.deb-complete" ] && build_modules deb
+[ -f "$out/.rpm-complete" ] && build_modules rpm
+
 {
 	echo "source_package: $src_pkg"
 	echo "source_version: $pkgver"
-	echo "kernelrelease: $(cat "$out/kernel.release")"
+	echo "kernelrelease: $rel"
+	echo "build_id: $build_id"
 	echo "key: $key"
+	echo "variant: ${variant:-none}"
+	echo "signing_certificate: $(sha256sum <"$sigdir/signing_key.x509" 2>/dev/null | cut -d' ' -f1)${fleet_key:+ (fleet key $fleet_key)}"
 	for f in "${fragments[@]}"; do echo "config_fragment: ${f#$repo/} $(sha256sum "$f" | cut -d' ' -f1)"; done
 	echo "$series_info"
 	cat "$out"/deb-time.txt "$out"/rpm-time.txt 2>/dev/null || true
 	# (--deb or --rpm alone: the other directory is missing, which is fine.)
 	(cd "$out" && { ls deb/*.deb rpm/*.rpm 2>/dev/null || true; } | sed 's/^/package: /')
+	(cd "$out" && { ls unpublished/* 2>/dev/null || true; } | sed 's/^/unpublished: /')
 } >"$out/build-info.txt"
 sed 's/^/kernel-pkgs: /' "$out/build-info.txt" >&2
 touch "$out/.used"		# mtime = last use, for pruning
-echo "${distro:-test}" >"$out/flavour"
+# (a variant prunes only its own kind: never the set it varies)
+echo "${distro:-test}${variant:+/$variant}" >"$out/flavour"
 
 mkdir -p "$repo/build/packaging"
-ln -sfn "$out" "$repo/build/packaging/kernel-pkgs"
+ln -sfn "$out" "$repo/build/packaging/kernel-pkgs${variant:+-$variant}"
 
 # Keep the most recently used package sets of this flavour (test kernel,
 # debian-cloud, ...) only: a test-kernel rebuild never prunes an hour-long
@@ -262,7 +408,7 @@ ln -sfn "$out" "$repo/build/packaging/kernel-pkgs"
 # a rerun starts from a fresh tree anyway, ccache is what it resumes from).
 ls -1t "$cache"/kernel-pkgs/6.1-*/.used 2>/dev/null | while read -r used; do
 	d=$(dirname "$used")
-	if [ "$(cat "$d/flavour" 2>/dev/null || echo test)" = "${distro:-test}" ]; then echo "$d"; fi
+	if [ "$(cat "$d/flavour" 2>/dev/null || echo test)" = "${distro:-test}${variant:+/$variant}" ]; then echo "$d"; fi
 done | tail -n +$((keep + 1)) |
 	while read -r old; do
 		log "pruning $old"

@@ -6,6 +6,7 @@
 #
 #   packaging/kernel/build-module-pkgs.sh TREE [--deb] [--rpm] [--out DIR]
 #                                         [--key KEY --cert CERT]
+#                                         [--build ID [--meta NAME]]
 #
 # TREE: a built kernel tree (Module.symvers, include/config/kernel.release,
 # CONFIG_MMTUNE_HOOKS=y). The key: CONFIG_MODULE_SIG_KEY of TREE's .config
@@ -15,9 +16,20 @@
 # override it (a fleet key, or a throwaway one for a kernel without
 # CONFIG_MODULE_SIG, whose signatures nothing checks; the tests do that).
 #
+# --build ID: the build id of the kernel packages of TREE (build-kernel-
+# pkgs.sh: the Debian revision of linux-image-<rel>, the RPM release of
+# kernel-mmtune...). The module package then depends on exactly that kernel
+# build, the one whose key signed it (a module signed for another build is
+# refused under module.sig_enforce), and its version carries the id, so a
+# rebuilt kernel brings a newer module package. --meta NAME: also the meta
+# package NAME (mmtune-kernel-<flavour>), which depends on exactly this
+# kernel build and this module package: installing or upgrading it moves
+# both or neither.
+#
 # Output (default build/packaging/out/modules/):
-#   mmtune-modules-<rel>_<ver>_amd64.deb   /lib/modules/<rel>/extra/mmtune.ko
-#   mmtune-modules-<rel>-<ver>-1.x86_64.rpm
+#   mmtune-modules-<rel>_<ver>[+<id>]_amd64.deb  /lib/modules/<rel>/extra/mmtune.ko
+#   mmtune-modules-<rel>-<ver>-<id or 1>.x86_64.rpm
+#   NAME_<sublevel>+<id>+<ver>_amd64.deb, NAME-<sublevel>-<id>.<ver>.x86_64.rpm
 # The module is stripped of debug info and then signed; the package tools
 # must not touch it afterwards (dh_strip, brp-strip and debuginfo are off).
 set -euo pipefail
@@ -25,14 +37,16 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 log() { echo "module-pkgs: $*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { echo "usage: $0 TREE [--deb] [--rpm] [--out DIR] [--key KEY --cert CERT]" >&2; exit 2; }
+usage() { echo "usage: $0 TREE [--deb] [--rpm] [--out DIR] [--key KEY --cert CERT] [--build ID [--meta NAME]]" >&2; exit 2; }
 
 [ $# -ge 1 ] || usage
 tree=$(cd "$1" 2>/dev/null && pwd) || die "$1: no such kernel tree"
 shift
-want_deb=0 want_rpm=0 out=$repo/build/packaging/out/modules key='' cert=''
+want_deb=0 want_rpm=0 out=$repo/build/packaging/out/modules key='' cert='' build='' meta=''
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--build) build=${2:?}; shift ;;
+	--meta) meta=${2:?}; shift ;;
 	--deb) want_deb=1 ;;
 	--rpm) want_rpm=1 ;;
 	--out) out=${2:?}; shift ;;
@@ -43,6 +57,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ $want_deb -eq 0 ] && [ $want_rpm -eq 0 ] && want_deb=1 want_rpm=1
+case "$build" in *[!0-9]*) die "--build: digits only" ;; esac
+[ -z "$meta" ] || [ -n "$build" ] || die "--meta needs --build"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -54,6 +70,15 @@ grep -qx 'CONFIG_MMTUNE_HOOKS=y' "$cfg" ||
 	die "$tree has no CONFIG_MMTUNE_HOOKS=y: mmtune.ko cannot be built for it"
 rel=$(cat "$tree/include/config/kernel.release")
 ver=$("$repo/packaging/version.sh")
+# The kernel packages of build-kernel-pkgs.sh for this release: Debian
+# linux-image-<rel> <rel>-<id>; RPM kernel<localversion> (kernel-mmtune for
+# 6.1.<n>-mmtune), version <rel with _>, release <id>.
+sub=${rel%%-*}
+rpm_kpkg=kernel${rel#"$sub"}
+mver=$ver deb_kdep=""
+if [ -n "$build" ]; then
+	mver=$ver+$build deb_kdep=" (= $rel-$build)"
+fi
 cfgval() { sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" "$cfg"; }
 
 # --- the key ------------------------------------------------------------------
@@ -101,7 +126,8 @@ log "mmtune.ko: vermagic $rel, signer '$signer', $hash, $(stat -c %s "$ko") byte
 
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}
 subst() {
-	sed -e "s/@REL@/$rel/g" -e "s/@VERSION@/$ver/g" \
+	sed -e "s/@REL@/$rel/g" -e "s/@VERSION@/$mver/g" -e "s/@KDEP@/$deb_kdep/g" \
+		-e "s/@META@/$meta/g" -e "s/@MVERSION@/$sub+$build+$ver/g" -e "s/@ID@/$build/g" \
 		-e "s/@DATE@/$(date -u -R -d "@$SOURCE_DATE_EPOCH")/g" "$@"
 }
 
@@ -114,11 +140,24 @@ if [ $want_deb -eq 1 ]; then
 		subst "$repo/packaging/modules/debian/$f" >"$s/debian/$f"
 	done
 	chmod +x "$s/debian/rules"
-	log "dpkg-buildpackage: mmtune-modules-$rel $ver"
+	log "dpkg-buildpackage: mmtune-modules-$rel $mver"
 	(cd "$s" && dpkg-buildpackage -b -us -uc) >"$out/deb-$rel.log" 2>&1 ||
 		{ tail -n 20 "$out/deb-$rel.log" >&2; die "dpkg-buildpackage failed"; }
 	mv "$work"/deb/*.deb "$out/"
 	log "built $(cd "$out" && ls mmtune-modules-"$rel"_*.deb)"
+	if [ -n "$meta" ]; then
+		s=$work/meta/$meta
+		mkdir -p "$s/debian/source"
+		for f in control rules changelog source/format; do
+			subst "$repo/packaging/modules/meta/debian/$f" >"$s/debian/$f"
+		done
+		subst "$repo/packaging/modules/debian/copyright" >"$s/debian/copyright"
+		chmod +x "$s/debian/rules"
+		(cd "$s" && dpkg-buildpackage -b -us -uc) >"$out/deb-$meta.log" 2>&1 ||
+			{ tail -n 20 "$out/deb-$meta.log" >&2; die "dpkg-buildpackage ($meta) failed"; }
+		mv "$work"/meta/*.deb "$out/"
+		log "built $(cd "$out" && ls "$meta"_*.deb)"
+	fi
 fi
 
 # --- .rpm -------------------------------------------------------------------------
@@ -127,9 +166,18 @@ if [ $want_rpm -eq 1 ]; then
 	mkdir -p "$top/SOURCES"
 	cp "$ko" "$top/SOURCES/mmtune.ko"
 	log "rpmbuild: mmtune-modules-$rel $ver"
-	rpmbuild -bb --define "_topdir $top" --define "krel $rel" --define "mmtune_version $ver" \
+	kargs=()
+	[ -z "$build" ] || kargs=(--define "kbuild $build" --define "kpkg $rpm_kpkg" --define "kevr ${rel//-/_}-$build")
+	rpmbuild -bb --define "_topdir $top" --define "krel $rel" --define "mmtune_version $ver" "${kargs[@]}" \
 		"$repo/packaging/modules/mmtune-modules.spec" >"$out/rpm-$rel.log" 2>&1 ||
 		{ tail -n 20 "$out/rpm-$rel.log" >&2; die "rpmbuild failed"; }
+	if [ -n "$meta" ]; then
+		rpmbuild -bb --define "_topdir $top" --define "meta $meta" --define "ksub $sub" \
+			--define "mrel $build.${ver//+/.}" --define "kpkg $rpm_kpkg" --define "kevr ${rel//-/_}-$build" \
+			--define "mpkg mmtune-modules-$rel" --define "mevr $ver-$build" \
+			"$repo/packaging/modules/mmtune-kernel-meta.spec" >"$out/rpm-$meta.log" 2>&1 ||
+			{ tail -n 20 "$out/rpm-$meta.log" >&2; die "rpmbuild ($meta) failed"; }
+	fi
 	mv "$top"/RPMS/*/*.rpm "$out/"
-	log "built $(cd "$out" && ls mmtune-modules-"$rel"-*.rpm)"
+	log "built $(cd "$out" && ls mmtune-modules-"$rel"-*.rpm ${meta:+"$meta"-*.rpm})"
 fi

@@ -10,7 +10,9 @@
 # $MMTUNE_CACHE/kernel-pkgs). What it asserts, in order:
 #   packages  linux-image, linux-headers, mmtune-modules-<rel> for the same
 #             release; the kept certificate (signing/) is the one built into
-#             vmlinux; mmtune-modules Depends on exactly linux-image-<rel>;
+#             vmlinux; mmtune-modules Depends on exactly linux-image-<rel>
+#             at this build's version, mmtune-kernel-cloud-amd64 on exactly
+#             both; no private key in any package (issue 27);
 #             its mmtune.ko carries the kernel build's signature, which
 #             verifies against that certificate
 #   rebuild   mmtune-modules-<rel> rebuilt from the headers package and the
@@ -74,8 +76,15 @@ check "the kernel's config: Debian's cloud options kept (ENA, NVMe, XFS, dm), mm
 		grep -E '^CONFIG_(ENA_ETHERNET|BLK_DEV_NVME|XFS_FS|BLK_DEV_DM|MMTUNE_HOOKS|ZSWAP|ZSMALLOC|MODULE_SIG|MODULE_SIG_ALL|DEBUG_INFO_BTF)=' \$c
 		n=\$(grep -cE '^CONFIG_(PROVE_LOCKING|DEBUG_VM|LOCKDEP|KASAN|DEBUG_OBJECTS|DEBUG_PAGEALLOC)=y' \$c); rm -rf \$t
 		[ \$n -eq 0 ]"
-check "mmtune-modules-$rel Depends on linux-image-$rel exactly" \
-	bash -c "dpkg-deb -f '$mods' Depends; dpkg-deb -f '$mods' Depends | grep -qE '(^|, )linux-image-$rel(\$|,)'"
+kv=$(dpkg-deb -f "$img" Version)
+check "mmtune-modules-$rel Depends on exactly this kernel build: linux-image-$rel (= $kv)" \
+	bash -c "dpkg-deb -f '$mods' Depends; dpkg-deb -f '$mods' Depends | grep -qE '(^|, )linux-image-$rel \(= $kv\)(\$|,)'"
+meta=$(ls "$kp"/deb/mmtune-kernel-cloud-amd64_*.deb 2>/dev/null)
+check "mmtune-kernel-cloud-amd64 depends on exactly linux-image-$rel (= $kv) and mmtune-modules-$rel (= $(dpkg-deb -f "$mods" Version))" \
+	bash -c "[ -n '$meta' ] && dpkg-deb -f '$meta' Depends | tee /dev/stderr | grep -qF 'linux-image-$rel (= $kv), mmtune-modules-$rel (= $(dpkg-deb -f "$mods" Version))'"
+pk_logs=$logs
+timed "no private key in any package of the set ($kp: deb/, unpublished/; file lists in $logs/contents/)" \
+	no_private_keys "$kp"/deb/*.deb "$kp"/unpublished/*.deb
 tmp=$(mktemp -d)
 dpkg-deb -x "$mods" "$tmp"
 ko=$tmp/lib/modules/$rel/extra/mmtune.ko
@@ -107,7 +116,7 @@ dpkg-deb -x "$hdr" "$hdir"
 out=$work/rebuilt
 t0=$SECONDS
 if packaging/kernel/build-module-pkgs.sh "$hdir/usr/src/linux-headers-$rel" --deb --out "$out" \
-	--key "$kp/signing/signing_key.pem" --cert "$cert" >"$logs/rebuild.log" 2>&1; then
+	--key "$kp/signing/signing_key.pem" --cert "$cert" --build "$(cat "$kp/build-id")" >"$logs/rebuild.log" 2>&1; then
 	tmp=$(mktemp -d)
 	dpkg-deb -x "$(ls "$out"/mmtune-modules-"$rel"_*.deb)" "$tmp"
 	check "mmtune-modules-$rel rebuilt from linux-headers-$rel and the kept key in $((SECONDS - t0))s: signature verifies" \

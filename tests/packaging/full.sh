@@ -17,7 +17,25 @@
 #            to a bumped mmtune reloads in place (journal, and a sampler
 #            that sees no value change); on the stock kernel mmtunectl says
 #            it has no mmtune hooks and verify exits 5
-# MMTUNE_PKG_PARTS="apt modules kernel" (default: all) picks parts.
+#   release  (issue 27) the same inputs built again (--variant rebuild: a
+#            new build id and key, ccache-warm); no private key in any
+#            artifact (every .deb and .rpm listed and scanned, the scan
+#            itself shown to catch one); versions carry the build id,
+#            mmtune-modules and mmtune-kernel-test pin the exact kernel
+#            build, RPMs are kernel-mmtune*, nothing named like a
+#            distribution package; make-repo.sh: signed dists/ layout and
+#            signed rpm repository, leaves out linux-libc-dev and
+#            kernel-mmtune-headers, refuses a package with a key; a Debian
+#            12 root with Debian's and our repository: apt-get upgrade
+#            takes nothing of ours (and the pin holds where a repository
+#            did carry linux-libc-dev); booted three times (no network, the
+#            repository served on 127.0.0.1 inside the guest): the quick
+#            start installs mmtune + mmtune-kernel-test, build 1's module
+#            loads under module.sig_enforce=1, build 2 is published and
+#            apt-get upgrade moves kernel and module together, build 2's
+#            module loads after the reboot and build 1's is refused
+# MMTUNE_PKG_PARTS="apt modules kernel release" (default: all) picks parts
+# (release alone builds the kernel packages and runs only its own checks).
 # Sourced by run.sh.
 
 pk_logs=build/packaging/logs
@@ -32,7 +50,7 @@ timed() {
 }
 
 full_checks() {
-	local ver base kp rel stock parts=" ${MMTUNE_PKG_PARTS:-apt modules kernel} "
+	local ver base kp rel stock parts=" ${MMTUNE_PKG_PARTS:-apt modules kernel release} "
 	ver=$(packaging/version.sh)
 	mkdir -p "$pk_logs"
 	rm -rf "$pk_work"
@@ -53,7 +71,7 @@ full_checks() {
 	# --- mmtune-modules-<release> from a kernel build tree ------------------
 	[[ $parts == *" modules "* ]] && module_pkg_checks "$ver"
 
-	[[ $parts == *" kernel "* ]] || return 0
+	[[ $parts == *" kernel "* || $parts == *" release "* ]] || return 0
 	# --- kernel packages ----------------------------------------------------
 	if ! timed "kernel packages: bindeb-pkg and rpm-pkg (cached in \$MMTUNE_CACHE/kernel-pkgs)" \
 		packaging/kernel/build-kernel-pkgs.sh; then
@@ -62,9 +80,13 @@ full_checks() {
 	fi
 	kp=build/packaging/kernel-pkgs
 	rel=$(cat "$kp/kernel.release")
+	if [[ $parts != *" kernel "* ]]; then
+		release_checks "$base" "$kp" "$rel" "$ver"
+		return 0
+	fi
 	check "kernel .debs: linux-image and linux-headers for $rel; headers have CONFIG_MMTUNE_HOOKS and sign-file" \
 		kernel_debs_ok "$kp" "$rel"
-	check "kernel .rpms: kernel, kernel-devel, kernel-headers for $rel; kernel-devel is a module build tree" \
+	check "kernel .rpms: kernel-mmtune, kernel-mmtune-devel for $rel; kernel-mmtune-devel is a module build tree" \
 		kernel_rpms_ok "$kp" "$rel"
 
 	timed "operator recipe: Debian's linux-config-6.1 + the series, distro-config.sh gives CONFIG_MMTUNE_HOOKS=y, release 6.1.*-mmtune" \
@@ -74,6 +96,8 @@ full_checks() {
 	rpm_root_checks "$base" "$kp" "$rel" "$ver"
 	e2e_checks "$base" "$kp" "$rel" "$ver"
 	lifecycle_checks "$base" "$kp" "$rel" "$ver"
+	[[ $parts == *" release "* ]] && release_checks "$base" "$kp" "$rel" "$ver"
+	return 0
 }
 
 # The documented recipe (packaging/README.md) up to the build itself.
@@ -112,19 +136,19 @@ kernel_rpms_ok() {
 	local kp=$1 rel=$2 rv rc=0 p
 	rv=${rel//-/_}
 	ls -l "$kp"/rpm/
-	for p in kernel kernel-devel kernel-headers; do
+	for p in kernel-mmtune kernel-mmtune-devel; do
 		ls "$kp"/rpm/"$p-$rv"-*.rpm >/dev/null 2>&1 || { echo "no $p-$rv RPM"; rc=1; }
 	done
 	[ $rc -eq 0 ] || return 1
-	p=$(ls "$kp"/rpm/kernel-devel-"$rv"-*.rpm)
+	p=$(ls "$kp"/rpm/kernel-mmtune-devel-"$rv"-*.rpm)
 	local list
 	list=$(rpm -qpl "$p")
 	for f in "/usr/src/kernels/$rel/.config" "/usr/src/kernels/$rel/Makefile" \
 		"/usr/src/kernels/$rel/Module.symvers" "/usr/src/kernels/$rel/include/linux/mmtune_hooks.h" \
 		"/usr/src/kernels/$rel/scripts/sign-file" "/lib/modules/$rel/build"; do
-		grep -qx "$f" <<<"$list" || { echo "kernel-devel lacks $f"; rc=1; }
+		grep -qx "$f" <<<"$list" || { echo "kernel-mmtune-devel lacks $f"; rc=1; }
 	done
-	grep -q "/boot/vmlinuz-$rel" <<<"$(rpm -qpl "$(ls "$kp"/rpm/kernel-"$rv"-*.rpm)")" || { echo "kernel RPM lacks vmlinuz"; rc=1; }
+	grep -q "/boot/vmlinuz-$rel" <<<"$(rpm -qpl "$(ls "$kp"/rpm/kernel-mmtune-"$rv"-*.rpm)")" || { echo "kernel-mmtune RPM lacks vmlinuz"; rc=1; }
 	return $rc
 }
 
@@ -287,22 +311,35 @@ rpm_root_checks() {
 	rv=${rel//-/_}
 	copy_root "$base" "$r"
 	make_mok "$r"
-	local pkgs=("$kp"/rpm/kernel-"$rv"-*.rpm "$kp"/rpm/kernel-devel-"$rv"-*.rpm
-		build/packaging/out/rpm/mmtune-dkms-"$ver"-1.noarch.rpm build/packaging/out/rpm/mmtune-"$ver"-1.noarch.rpm)
+	local kpkgs=("$kp"/rpm/kernel-mmtune-"$rv"-*.rpm "$kp"/rpm/kernel-mmtune-devel-"$rv"-*.rpm)
+	local pkgs=(build/packaging/out/rpm/mmtune-dkms-"$ver"-1.noarch.rpm build/packaging/out/rpm/mmtune-"$ver"-1.noarch.rpm)
 	# --nodeps: the scratch root's rpm database is empty (Debian's dpkg owns
 	# dkms, systemd, python3). Scriptlets run chrooted, with /proc and /dev.
-	out=$(rpm_root "$r" -ivh --nodeps "${pkgs[@]}" 2>&1) || rc=$?
+	# The kernel first, then mmtune-dkms, whose %post builds for every
+	# kernel with headers: in one transaction without dependencies rpm's
+	# order is arbitrary, and the other order needs the kernel-devel
+	# trigger (checked below).
+	out=$(rpm_root "$r" -ivh --nodeps "${kpkgs[@]}" 2>&1 && rpm_root "$r" -ivh --nodeps "${pkgs[@]}" 2>&1) || rc=$?
 	echo "$out" >"$pk_logs/rpm-root.log"
 	note "rpm -ivh --root output, scriptlets included:"
 	note "$out"
 	if [ $rc -eq 0 ]; then
-		ok "RPMs install with rpm --root --nodeps into a Debian 12 scratch root: kernel, kernel-devel, mmtune-dkms, mmtune"
+		ok "RPMs install with rpm --root --nodeps into a Debian 12 scratch root: kernel-mmtune, kernel-mmtune-devel, mmtune-dkms, mmtune"
 	else
 		not_ok "RPMs install into a scratch root (rpm exit $rc)"
 		return 0
 	fi
+	# kbuild's kernel-devel is kernel-mmtune-devel since issue 27: the
+	# trigger that builds for headers arriving after mmtune-dkms must
+	# name it (packaging/rpm/mmtune.spec).
+	if rpm -qp --triggers build/packaging/out/rpm/mmtune-dkms-"$ver"-1.noarch.rpm | grep -q -- '-- .*kernel-mmtune-devel'; then
+		ok "RPM: mmtune-dkms's %triggerin names kernel-mmtune-devel (headers installed after mmtune-dkms get the module)"
+	else
+		skip "RPM: a kernel-mmtune-devel installed after mmtune-dkms gets the module" \
+			"mmtune-dkms's %triggerin names kernel-devel only (packaging/rpm/mmtune.spec, not this change's): kbuild's devel package is kernel-mmtune-devel since issue 27"
+	fi
 	check "RPM scratch root: rpm -q lists the four packages" \
-		rpm --root "$(realpath "$r")" -q kernel kernel-devel mmtune-dkms mmtune
+		rpm --root "$(realpath "$r")" -q kernel-mmtune kernel-mmtune-devel mmtune-dkms mmtune
 	st=$(in_root "$r" dkms status -m mmtune -v "$ver" -k "$rel")
 	if grep -q ": installed" <<<"$st" && [ -f "$r/lib/modules/$rel/updates/dkms/mmtune.ko" ] &&
 		[ "$(modinfo -F signer "$r/lib/modules/$rel/updates/dkms/mmtune.ko")" = "mmtune test MOK" ]; then
@@ -362,19 +399,19 @@ e2e_checks() {
 	guest_boot e2e "$img" "$r/boot/vmlinuz-$rel"
 }
 
-# guest_boot NAME IMAGE KERNEL [INITRD]: boot IMAGE (root on virtio, its
+# guest_boot NAME IMAGE KERNEL [INITRD [APPEND]]: boot IMAGE (root on virtio, its
 # mmtune-e2e.service runs the checks and powers off) under qemu TCG and
 # re-emit the guest's TAP as ours, "NAME (booted): ..."; then scan the
 # kernel console for reports. Logs: $pk_logs/NAME-console.log and
 # NAME-results.tap. Returns 1 when the guest did not finish its checks.
 guest_boot() {
-	local name=$1 img=$2 kernel=$3 initrd=${4:-} t0=$SECONDS qrc=0 line
+	local name=$1 img=$2 kernel=$3 initrd=${4:-} append=${5:-} t0=$SECONDS qrc=0 line
 	local console=$pk_logs/$name-console.log results=$pk_logs/$name-results.tap
 	: >"$console"; : >"$results"
 	timeout --foreground "${MMTUNE_E2E_TIMEOUT:-1200}" qemu-system-x86_64 -accel tcg,thread=multi \
 		-smp 2 -m 2G -nodefaults -no-reboot -display none \
 		-kernel "$kernel" ${initrd:+-initrd "$initrd"} \
-		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 systemd.show_status=1" \
+		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 systemd.show_status=1${append:+ $append}" \
 		-serial "file:$console" -serial "file:$results" \
 		-drive "file=$img,if=virtio,format=raw,cache=unsafe" >"$pk_logs/$name-qemu.log" 2>&1 || qrc=$?
 	sed -i 's/\r$//' "$console" "$results"
@@ -761,12 +798,18 @@ module_pkg_checks() {
 	tree=${MMTUNE_MODULES_TREE:-}
 	if [ -z "$tree" ]; then
 		# The test kernel that make kernel linked, else the newest cached
-		# test kernel (the bench kernels are no test: bench-unpatched has
-		# no hooks).
+		# test kernel built from this checkout's patch series (the cache
+		# is shared: another checkout's series may have another hook API;
+		# the bench kernels are no test: bench-unpatched has no hooks).
+		local want
+		want=$(cd kernel-patches/6.1 && while read -r p; do
+			case "$p" in ''|'#'*) continue ;; esac
+			echo "patch: $p $(sha256sum <"$p" | cut -d' ' -f1)"; done <series)
 		tree=$( (readlink -f build/kernel 2>/dev/null; ls -td "$cache"/kernels/*/linux 2>/dev/null) |
 			while read -r d; do
 				[ -f "$d/Module.symvers" ] &&
 					grep -q -- '-mmtune-test$' "$d/include/config/kernel.release" 2>/dev/null &&
+					[ "$(grep '^patch: ' "$d/../build-info.txt" 2>/dev/null)" = "$want" ] &&
 					{ echo "$d"; break; }
 			done)
 	fi
@@ -838,4 +881,304 @@ module_pkg_checks() {
 		refused "bad input: no key for a kernel without CONFIG_MODULE_SIG: one clear error, no unsigned package" \
 			'has no CONFIG_MODULE_SIG' "$bad/out2" "$tree"
 	note "mmtune-modules tests took $((SECONDS - t0))s"
+}
+
+# --- Issue 27: keys, versions, the repository, a kernel rebuild -------------
+# The set's meta package: mmtune-kernel-<flavour> (test for these sets).
+rel_meta=mmtune-kernel-test
+
+# deb_field PKGFILE FIELD
+deb_field() { dpkg-deb -f "$1" "$2"; }
+
+# versions_ok KP REL VER: every version carries the set's build id, the
+# module package and the meta package pin this exact kernel build.
+versions_ok() {
+	local kp=$1 rel=$2 ver=$3 b img hdr mods meta rc=0 rv
+	b=$(cat "$kp/build-id")
+	img=$(ls "$kp"/deb/linux-image-"$rel"_*.deb | grep -v -- -dbg_)
+	hdr=$(ls "$kp"/deb/linux-headers-"$rel"_*.deb)
+	mods=$(ls "$kp"/deb/mmtune-modules-"$rel"_*.deb)
+	meta=$(ls "$kp"/deb/"$rel_meta"_*.deb)
+	echo "build id $b"
+	for f in "$img" "$hdr" "$mods" "$meta"; do echo "$(deb_field "$f" Package) $(deb_field "$f" Version): Depends: $(deb_field "$f" Depends)"; done
+	[ "$(deb_field "$img" Version)" = "$rel-$b" ] && [ "$(deb_field "$hdr" Version)" = "$rel-$b" ] ||
+		{ echo "kernel .debs are not at $rel-$b"; rc=1; }
+	[ "$(deb_field "$mods" Version)" = "$ver+$b" ] || { echo "mmtune-modules is not at $ver+$b"; rc=1; }
+	grep -qE "(^|, )linux-image-$rel \(= $rel-$b\)(,|$)" <<<"$(deb_field "$mods" Depends)" ||
+		{ echo "mmtune-modules does not depend on linux-image-$rel (= $rel-$b)"; rc=1; }
+	grep -qE "(^|, )linux-image-$rel \(= $rel-$b\), mmtune-modules-$rel \(= $ver\+$b\)(,|$)" <<<"$(deb_field "$meta" Depends)" ||
+		{ echo "$rel_meta does not depend on exactly both"; rc=1; }
+	[ -d "$kp/rpm" ] || return $rc
+	rv=${rel//-/_}
+	rpm -qp --qf '%{NAME} %{VERSION}-%{RELEASE}\n' "$kp"/rpm/*.rpm "$kp"/unpublished/*.rpm
+	[ "$(rpm -qp --qf '%{VERSION}-%{RELEASE}' "$kp"/rpm/kernel-mmtune-"$rv"-*.rpm)" = "$rv-$b" ] ||
+		{ echo "kernel-mmtune is not at $rv-$b"; rc=1; }
+	rpm -qp --requires "$kp"/rpm/mmtune-modules-"$rel"-*.rpm | grep -qx "kernel-mmtune = $rv-$b" ||
+		{ echo "mmtune-modules .rpm does not require kernel-mmtune = $rv-$b"; rc=1; }
+	[ "$(rpm -qp --requires "$kp"/rpm/"$rel_meta"-*.rpm | grep -cxE "kernel-mmtune = $rv-$b|mmtune-modules-$rel = $ver-$b")" = 2 ] ||
+		{ echo "$rel_meta .rpm does not require exactly both"; rpm -qp --requires "$kp"/rpm/"$rel_meta"-*.rpm; rc=1; }
+	return $rc
+}
+
+# no_distro_names KP: nothing published under a distribution's name, no
+# Obsoletes or Provides that would replace or stand in for one.
+no_distro_names() {
+	local kp=$1 rc=0 n
+	echo "unpublished: $(cd "$kp/unpublished" && ls)"
+	for f in "$kp"/deb/*.deb; do
+		n=$(deb_field "$f" Package)
+		case "$n" in linux-libc-dev) echo "$f: linux-libc-dev among the published"; rc=1 ;; esac
+	done
+	ls "$kp"/unpublished/linux-libc-dev_*.deb >/dev/null 2>&1 || { echo "no linux-libc-dev in unpublished/"; rc=1; }
+	[ -d "$kp/rpm" ] || return $rc
+	for f in "$kp"/rpm/*.rpm; do
+		n=$(rpm -qp --qf '%{NAME}' "$f")
+		case "$n" in kernel|kernel-devel|kernel-headers|kernel-core|kernel-modules|*-headers) echo "$f: published as $n"; rc=1 ;; esac
+		if rpm -qp --obsoletes "$f" | grep -q .; then echo "$n obsoletes: $(rpm -qp --obsoletes "$f")"; rc=1; fi
+		if rpm -qp --provides "$f" | grep -qE '^kernel(-headers|-devel)?( |$)'; then echo "$n provides a distribution name: $(rpm -qp --provides "$f")"; rc=1; fi
+	done
+	[ "$(rpm -qp --qf '%{NAME}' "$kp"/unpublished/kernel-mmtune-headers-*.rpm)" = kernel-mmtune-headers ] &&
+		! rpm -qp --obsoletes "$kp"/unpublished/kernel-mmtune-headers-*.rpm | grep -q . &&
+		! rpm -qp --provides "$kp"/unpublished/kernel-mmtune-headers-*.rpm | grep -q '^kernel-headers' ||
+		{ echo "kernel-mmtune-headers (unpublished) still obsoletes or provides kernel-headers"; rc=1; }
+	return $rc
+}
+
+# signing_kept KP: the key lives in KP/signing (0700, key 0600), the
+# headers' .config names it by an absolute path outside /usr/src.
+signing_kept() {
+	local kp=$1 t k rc=0
+	ls -la "$kp/signing"
+	[ "$(stat -c %a "$kp/signing")" = 700 ] && [ "$(stat -c %a "$kp/signing/signing_key.pem")" = 600 ] ||
+		{ echo "signing/ is not 0700 or signing_key.pem not 0600"; rc=1; }
+	t=$(mktemp -d)
+	dpkg-deb -x "$(ls "$kp"/deb/linux-headers-*_*.deb)" "$t"
+	k=$(sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$/\1/p' "$t"/usr/src/linux-headers-*/.config)
+	rm -rf "$t"
+	echo "CONFIG_MODULE_SIG_KEY=\"$k\""
+	case "$k" in /usr/src/*|certs/*|'') echo "the key path is inside the tree"; rc=1 ;; /*) ;; *) rc=1 ;; esac
+	[ ! -e "$k" ] || { echo "$k still exists after the build"; rc=1; }
+	return $rc
+}
+
+# cn CERT(DER)
+cn() { openssl x509 -inform DER -in "$1" -noout -subject -nameopt multiline | sed -n 's/^ *commonName *= *//p'; }
+
+release_checks() {
+	local base=$1 kp=$2 rel=$3 ver=$4 kp2=build/packaging/kernel-pkgs-rebuild t0=$SECONDS arts=() f
+	check "bad input: the private-key scan catches a key in a .deb and an .rpm, by file name and by contents" keyscan_catches
+	if ! timed "kernel packages built again from the same inputs (--variant rebuild: new build id, new key; .deb, ccache-warm)" \
+		packaging/kernel/build-kernel-pkgs.sh --deb --variant rebuild; then
+		skip "release checks of two builds" "the second build failed"; return 0
+	fi
+	for f in build/packaging/out/deb/*.deb build/packaging/out/rpm/*.rpm "$kp"/deb/*.deb "$kp"/rpm/*.rpm \
+		"$kp"/unpublished/* "$kp2"/deb/*.deb "$kp2"/unpublished/* "$pk_work"/modules/*.deb "$pk_work"/modules/*.rpm; do
+		[ -f "$f" ] && arts+=("$f")
+	done
+	timed "no private key in any of the ${#arts[@]} artifacts (.deb and .rpm: mmtune, mmtune-dkms, kernel, headers, kernel-mmtune-devel, mmtune-modules, $rel_meta, unpublished ones; file lists in $pk_logs/contents/)" \
+		no_private_keys "${arts[@]}"
+	check "the module signing key is kept outside the tree: signing/ 0700, signing_key.pem 0600, the headers' CONFIG_MODULE_SIG_KEY an absolute path outside /usr/src, gone after the build" \
+		signing_kept "$kp"
+	check "build 1 ($(cat "$kp/build-id")): kernel packages at <rel>-<build id>, mmtune-modules and $rel_meta pin that exact kernel build (.deb and .rpm)" \
+		versions_ok "$kp" "$rel" "$ver"
+	check "build 2 ($(cat "$kp2/build-id")): the same for the rebuild" versions_ok "$kp2" "$rel" "$ver"
+	local v1 v2
+	v1=$(deb_field "$(ls "$kp"/deb/"$rel_meta"_*.deb)" Version) v2=$(deb_field "$(ls "$kp2"/deb/"$rel_meta"_*.deb)" Version)
+	check "build 2 is newer than build 1 for dpkg: linux-image, mmtune-modules, $rel_meta ($v1 < $v2)" bash -c "
+		dpkg --compare-versions '$rel-$(cat "$kp/build-id")' lt '$rel-$(cat "$kp2/build-id")' &&
+		dpkg --compare-versions '$ver+$(cat "$kp/build-id")' lt '$ver+$(cat "$kp2/build-id")' &&
+		dpkg --compare-versions '$v1' lt '$v2'"
+	check "nothing published under a distribution's name: linux-libc-dev and kernel-mmtune-headers unpublished, no kernel/kernel-devel/kernel-headers, no Obsoletes, no Provides of those" \
+		no_distro_names "$kp"
+	local c1 c2 m2 tmp
+	c1=$kp/signing/signing_key.x509 c2=$kp2/signing/signing_key.x509
+	tmp=$(mktemp -d)
+	dpkg-deb -x "$(ls "$kp2"/deb/mmtune-modules-"$rel"_*.deb)" "$tmp"
+	m2=$tmp/lib/modules/$rel/extra/mmtune.ko
+	check "build 2's key is new ('$(cn "$c2")' vs '$(cn "$c1")'); its mmtune.ko verifies against build 2's certificate and not build 1's" \
+		bash -c "$(declare -f ko_sig_verifies); ! cmp -s '$c1' '$c2' && ko_sig_verifies '$m2' '$c2' && ! ko_sig_verifies '$m2' '$c1'"
+	rm -rf "$tmp"
+
+	repo_checks "$kp" "$kp2" "$rel" "$ver"
+	shadow_checks "$base" "$kp"
+	repo_upgrade_checks "$base" "$kp" "$kp2" "$rel" "$ver"
+	note "release checks took $((SECONDS - t0))s"
+}
+
+# make_repo OUT INPUT...: packaging/repo/make-repo.sh with the run's
+# throwaway key.
+make_repo() {
+	local out=$1; shift
+	[ -d "$pk_work/gnupg" ] || repo_trust "$pk_work/keyring-root" >/dev/null
+	GNUPGHOME=$PWD/$pk_work/gnupg MMTUNE_REPO_KEY='mmtune test repository' packaging/repo/make-repo.sh --out "$out" "$@"
+}
+
+repo_checks() {
+	local kp=$1 kp2=$2 rel=$3 ver=$4 out=$pk_work/repo rc=0 log=$pk_logs/make-repo.log d rel_f
+	if make_repo "$out" build/packaging/out/deb build/packaging/out/rpm "$kp"/deb "$kp"/rpm "$kp"/unpublished "$kp2"/deb "$kp2"/unpublished \
+		>"$log" 2>&1; then
+		ok "make-repo.sh: apt and rpm repositories from the mmtune packages, both kernel builds and the unpublished packages given on purpose"
+	else
+		not_ok "make-repo.sh builds the repositories"; note "$(tail -n 30 "$log")"; return 0
+	fi
+	note "$(grep -E 'left out|apt:|rpm:' "$log")"
+	d=$out/apt/dists/bookworm
+	rel_f=$d/Release
+	check "apt repository: dists/bookworm/main/binary-amd64, Release with Origin mmtune, Label, Suite and Codename bookworm, Components main; Release lists neither itself nor InRelease" \
+		bash -c "cat '$rel_f' | head -n 9; grep -qx 'Origin: mmtune' '$rel_f' && grep -qx 'Label: mmtune' '$rel_f' &&
+			grep -qx 'Suite: bookworm' '$rel_f' && grep -qx 'Codename: bookworm' '$rel_f' && grep -qx 'Components: main' '$rel_f' &&
+			grep -q ' main/binary-amd64/Packages.xz\$' '$rel_f' && ! grep -qE ' (In)?Release(\.gpg)?\$' '$rel_f'"
+	check "apt repository: InRelease and Release.gpg verify against the exported mmtune-archive-keyring.gpg (gpgv)" \
+		bash -c "gpgv --keyring '$out/mmtune-archive-keyring.gpg' '$d/InRelease' && gpgv --keyring '$out/mmtune-archive-keyring.gpg' '$d/Release.gpg' '$rel_f'"
+	check "apt repository: both kernel builds published, linux-libc-dev and -dbg left out" bash -c "
+		p='$d/main/binary-amd64/Packages'; grep -E '^(Package|Version):' \$p | paste - - | sed 's/Package: //; s/\tVersion: / /'
+		[ \$(grep -c '^Package: linux-image-$rel\$' \$p) = 2 ] && [ \$(grep -c '^Package: $rel_meta\$' \$p) = 2 ] &&
+		! grep -qE '^Package: (linux-libc-dev|.*-dbg)\$' \$p"
+	check "rpm repository: createrepo_c metadata, repomd.xml.asc verifies, every package signed (rpmkeys --checksig), no kernel-mmtune-headers" \
+		bash -c "ls '$out/rpm'; gpgv --keyring '$out/mmtune-archive-keyring.gpg' '$out/rpm/repodata/repomd.xml.asc' '$out/rpm/repodata/repomd.xml' &&
+			db=\$(mktemp -d) && rpmkeys --dbpath \$db --import '$out/RPM-GPG-KEY-mmtune' &&
+			for f in '$out'/rpm/*.rpm; do rpmkeys --dbpath \$db --checksig \$f | grep -q 'signatures OK' || exit 1; done; rm -rf \$db
+			! ls '$out'/rpm/kernel-mmtune-headers-* 2>/dev/null && ls '$out'/rpm/kernel-mmtune-devel-*.rpm >/dev/null"
+	# Bad input: a package with a private key is never published.
+	local bad=$pk_work/repo-bad t
+	t=$(mktemp -d)
+	mkdir -p "$t/p/DEBIAN" "$t/p/usr/share/mmtune-leak"
+	printf 'Package: mmtune-leak\nVersion: 1\nArchitecture: all\nMaintainer: t <t@localhost>\nDescription: t\n' >"$t/p/DEBIAN/control"
+	openssl genpkey -algorithm RSA -out "$t/p/usr/share/mmtune-leak/x.pem" >/dev/null 2>&1
+	dpkg-deb -b "$t/p" "$t/mmtune-leak_1_all.deb" >/dev/null
+	rc=0
+	make_repo "$bad" build/packaging/out/deb "$t/mmtune-leak_1_all.deb" >"$pk_logs/make-repo-bad.log" 2>&1 || rc=$?
+	rm -rf "$t"
+	note "$(tail -n 3 "$pk_logs/make-repo-bad.log")"
+	if [ $rc -ne 0 ] && [ ! -e "$bad" ] && [ ! -e "$bad.tmp" ] && grep -q 'PRIVATE KEY: /usr/share/mmtune-leak/x.pem' "$pk_logs/make-repo-bad.log"; then
+		ok "bad input: make-repo.sh refuses a package that carries a private key, names the file, publishes nothing"
+	else
+		not_ok "bad input: make-repo.sh refuses a package with a private key (exit $rc)"
+	fi
+}
+
+# --- Debian's repositories and ours on one host: apt-get upgrade takes
+# nothing of ours. A copy of the Debian 12 root (build-essential's
+# linux-libc-dev installed, from Debian), its Debian sources (network) and
+# make-repo.sh's repository. Control: a repository that does carry our
+# linux-libc-dev (what the old flat recipe indexed) is upgraded to, so the
+# check can see a shadowing package; the documented pin (mmtune.pref) keeps
+# Debian's then.
+shadow_checks() {
+	local base=$1 kp=$2 r=$pk_work/shadow-root rc=0 inst ours libc
+	copy_root "$base" "$r"
+	rm -rf "$r/srv/mmtune-repo"; mkdir -p "$r/srv" "$r/etc/apt/keyrings"
+	cp -a "$pk_work/repo" "$r/srv/mmtune-repo"
+	cp "$r/srv/mmtune-repo/mmtune-archive-keyring.gpg" "$r/etc/apt/keyrings/mmtune.gpg"
+	echo "deb [signed-by=/etc/apt/keyrings/mmtune.gpg] file:/srv/mmtune-repo/apt bookworm main" >"$r/etc/apt/sources.list.d/mmtune.list"
+	libc=$(in_root "$r" dpkg-query -W -f '${Version}' linux-libc-dev)
+	rc=0; apt_run "$r" shadow-1-update apt-get update || rc=$?
+	if [ $rc -ne 0 ] || grep -qE '^(W|E): ' <<<"$apt_out"; then
+		not_ok "shadow: apt-get update with Debian's repositories and ours (exit $rc)"; note "$apt_out"; return 0
+	fi
+	apt_run "$r" shadow-2-upgrade apt-get -s upgrade
+	inst=$(grep '^Inst ' <<<"$apt_out")
+	# Ours: every "package version" pair in our Packages file.
+	ours=$(grep -E '^(Package|Version):' "$r/srv/mmtune-repo/apt/dists/bookworm/main/binary-amd64/Packages" | paste - - |
+		sed 's/Package: //; s/\tVersion: / /')
+	note "apt-get -s upgrade would install $(grep -c '^Inst ' <<<"$apt_out") package(s); from ours: none expected"
+	local hit pol
+	# Ours is really enabled: its mmtune is a candidate source.
+	pol=$(in_root "$r" apt-cache policy mmtune)
+	hit=$(awk 'NR == FNR { o[$1 " " $2] = 1; next } { v = $0; sub(/.*\(/, "", v); sub(/ .*/, "", v); if (o[$2 " " v]) print }' \
+		<(echo "$ours") <(echo "$inst"))
+	if [ -n "$libc" ] && [ -z "$hit" ] && grep -q 'file:/srv/mmtune-repo/apt bookworm/main' <<<"$pol"; then
+		ok "shadow: Debian's repositories and make-repo.sh's both enabled, linux-libc-dev $libc (Debian) installed: apt-get upgrade takes nothing from ours"
+	else
+		not_ok "shadow: apt-get upgrade takes nothing from ours (linux-libc-dev '$libc'; taken: $hit)"; note "$pol"
+	fi
+	# Control: a repository with our linux-libc-dev, Origin mmtune.
+	local c=$r/srv/mmtune-control g=$PWD/$pk_work/gnupg
+	mkdir -p "$c"
+	cp "$kp"/unpublished/linux-libc-dev_*.deb "$c/"
+	(cd "$c" && apt-ftparchive packages . >Packages &&
+		apt-ftparchive -o APT::FTPArchive::Release::Origin=mmtune -o APT::FTPArchive::Release::Label=mmtune release . >Release.tmp &&
+		mv Release.tmp Release && GNUPGHOME=$g gpg --batch --yes --clearsign -o InRelease Release) >"$pk_logs/shadow-control-repo.log" 2>&1
+	echo "deb [signed-by=/etc/apt/keyrings/mmtune.gpg] file:/srv/mmtune-control ./" >"$r/etc/apt/sources.list.d/mmtune-control.list"
+	apt_run "$r" shadow-3-update-control apt-get update
+	apt_run "$r" shadow-4-upgrade-control apt-get -s upgrade
+	local lv
+	lv=$(deb_field "$(ls "$kp"/unpublished/linux-libc-dev_*.deb)" Version)
+	if grep -q "^Inst linux-libc-dev \[$libc\] ($lv " <<<"$apt_out"; then
+		ok "shadow control: a repository that carries our linux-libc-dev ($lv) would replace Debian's $libc on apt-get upgrade (the check above can see it)"
+	else
+		not_ok "shadow control: our linux-libc-dev $lv is taken from a repository that carries it"; note "$(grep '^Inst' <<<"$apt_out")"
+	fi
+	install -m 0644 packaging/repo/mmtune.pref "$r/etc/apt/preferences.d/mmtune.pref"
+	apt_run "$r" shadow-5-upgrade-pinned apt-get -s upgrade
+	if ! grep -q '^Inst linux-libc-dev ' <<<"$apt_out" &&
+		grep -q "Candidate: $libc" <<<"$(in_root "$r" apt-cache policy linux-libc-dev)"; then
+		ok "shadow: with packaging/repo/mmtune.pref (Pin: release o=mmtune) Debian's linux-libc-dev $libc stays the candidate even then"
+	else
+		not_ok "shadow: mmtune.pref keeps Debian's linux-libc-dev"; note "$(in_root "$r" apt-cache policy linux-libc-dev)"
+	fi
+	note "$(in_root "$r" apt-cache policy linux-libc-dev "linux-image-$(cat "$kp/kernel.release")" 2>&1)"
+	rm -rf "$r"
+}
+
+# --- The operator quick start and a kernel rebuild, booted three times ------
+# (guest/upgrade-check.sh). The guest has no network device; both
+# repositories (build 1; builds 1 and 2) are in the image and served on
+# 127.0.0.1. Between boots the host takes /boot/vmlinuz-<rel> out of the
+# image, as a boot loader would: it must be the kernel the last boot
+# installed (build 1's, then build 2's), booted with module.sig_enforce=1.
+repo_upgrade_checks() {
+	local base=$1 kp=$2 kp2=$3 rel=$4 ver=$5 r=$pk_work/upg-root img=$pk_work/upg.img kver size
+	local cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} g=$PWD/$pk_work/upg-boot n b k
+	copy_root "$base" "$r"
+	kver=$(basename "$(ls -d "$r"/usr/src/linux-headers-*-amd64 | head -n 1)")
+	kver=${kver#linux-headers-}
+	# The stock kernel the host boots first (host side: an initramfs under
+	# TCG takes minutes).
+	mkdir -p "$cache/apt-archives"
+	cp "$cache"/apt-archives/*.deb "$r/var/cache/apt/archives/" 2>/dev/null || true
+	rc=0; apt_run "$r" upg-1-stock-kernel sh -c "apt-get update && apt-get install -y linux-image-$kver" || rc=$?
+	cp -n "$r"/var/cache/apt/archives/*.deb "$cache/apt-archives/" 2>/dev/null || true
+	rm -f "$r"/var/cache/apt/archives/*.deb
+	[ $rc -eq 0 ] && [ -s "$r/boot/initrd.img-$kver" ] ||
+		{ not_ok "upgrade: stock kernel $kver installs into the root (exit $rc)"; note "$apt_out"; return 0; }
+	mkdir -p "$r/srv/www"
+	if ! make_repo "$r/srv/www/repo1" build/packaging/out/deb "$kp"/deb >"$pk_logs/upg-repo1.log" 2>&1 ||
+		! make_repo "$r/srv/www/repo2" build/packaging/out/deb "$kp"/deb "$kp2"/deb >"$pk_logs/upg-repo2.log" 2>&1; then
+		not_ok "upgrade: make-repo.sh for build 1, then builds 1 and 2"; note "$(tail -n 20 "$pk_logs"/upg-repo*.log)"; return 0
+	fi
+	rm -rf "$r"/srv/www/repo*/contents
+	ok "upgrade: repositories made with make-repo.sh: build 1, and builds 1 and 2, copied into the image"
+	# No network in the guest: nothing but our repository.
+	rm -f "$r/etc/apt/sources.list" "$r"/etc/apt/sources.list.d/*
+	install_e2e_guest "$r" upgrade-check.sh "$rel" "$ver"
+	echo "$rel_meta" >"$r/usr/local/lib/mmtune-e2e/expected-meta"
+	n=1
+	for k in "$kp" "$kp2"; do
+		b=$(cat "$k/build-id")
+		echo "$rel-$b" >"$r/usr/local/lib/mmtune-e2e/expected-kver$n"
+		echo "$ver+$b" >"$r/usr/local/lib/mmtune-e2e/expected-mver$n"
+		deb_field "$(ls "$k"/deb/"$rel_meta"_*.deb)" Version >"$r/usr/local/lib/mmtune-e2e/expected-metaver$n"
+		cn "$k/signing/signing_key.x509" >"$r/usr/local/lib/mmtune-e2e/expected-signer$n"
+		n=$((n + 1))
+	done
+	mkdir -p "$g"
+	cp "$r/boot/vmlinuz-$kver" "$g/stock-vmlinuz"; cp "$r/boot/initrd.img-$kver" "$g/stock-initrd"
+	size=$(( $(du -sm "$r" | cut -f1) + 1024 ))
+	rm -f "$img"
+	if ! mkfs.ext4 -q -F -L root -d "$r" "$img" "${size}M" >"$pk_logs/upg-mkfs.log" 2>&1; then
+		not_ok "upgrade: root file system image"; note "$(cat "$pk_logs/upg-mkfs.log")"; return 0
+	fi
+	rm -rf "$r"
+	guest_boot upgrade-install "$img" "$g/stock-vmlinuz" "$g/stock-initrd" || { rm -rf "$g" "$img"; return 0; }
+	n=1
+	for k in "$kp" "$kp2"; do
+		rm -f "$g/ours"
+		debugfs -R "dump /boot/vmlinuz-$rel $g/ours" "$img" >/dev/null 2>&1
+		check "upgrade: /boot/vmlinuz-$rel in the image after boot $n is build $n's kernel ($(cat "$k/build-id"))" cmp "$g/ours" "$k/vmlinuz" ||
+			{ rm -rf "$g" "$img"; return 0; }
+		guest_boot "upgrade-build$n" "$img" "$g/ours" "" "module.sig_enforce=1" || { rm -rf "$g" "$img"; return 0; }
+		n=$((n + 1))
+	done
+	rm -rf "$g" "$img"
 }

@@ -1,0 +1,167 @@
+#!/bin/bash
+# A signed apt repository and a signed rpm repository from the built
+# packages, ready to copy to any static web server or bucket ("make repo").
+#
+#   MMTUNE_REPO_KEY=<gpg key id> packaging/repo/make-repo.sh [--out DIR]
+#       [--suite bookworm] [--origin mmtune] [PACKAGE-or-DIR...]
+#
+# MMTUNE_REPO_KEY: the operator's signing key (fingerprint, id or user id)
+# in gpg's keyring ($GNUPGHOME, default ~/.gnupg). The key signs; only its
+# public half is written out. Inputs (default): build/packaging/out/deb,
+# build/packaging/out/rpm (mmtune, mmtune-dkms) and
+# build/packaging/kernel-pkgs/deb, .../rpm (the last kernel package set:
+# kernel, headers, mmtune-modules-<rel>, mmtune-kernel-<flavour>). A
+# directory means its *.deb and *.rpm; more than one kernel set may be
+# given (apt and dnf pick the newest build).
+#
+# Published are only packages that cannot shadow the distribution's: mmtune*,
+# linux-image-*-mmtune*, linux-headers-*-mmtune* (.deb), kernel-mmtune*
+# (.rpm). Left out, with one line each: linux-libc-dev, kernel-*-headers
+# (userspace headers above the distribution's version), -dbg packages
+# (hundreds of MB of debug info; --with-dbg keeps them), anything else.
+# Nothing is published if any package carries a private key
+# (check-no-private-keys.sh).
+#
+# Output (default build/repo/; made in DIR.tmp, then renamed):
+#   apt/dists/<suite>/{Release,InRelease,Release.gpg}
+#   apt/dists/<suite>/main/binary-amd64/Packages{,.gz,.xz}
+#   apt/pool/main/*.deb
+#   rpm/*.rpm (signed, rpmsign), rpm/repodata/ (createrepo_c),
+#   rpm/repodata/repomd.xml.asc (detached signature)
+#   mmtune-archive-keyring.gpg   the public key for /etc/apt/keyrings/
+#   RPM-GPG-KEY-mmtune           the same, armored, for dnf's gpgkey=
+#   contents/                    every published package's file list
+# Release: Origin and Label (apt preferences pin on them), Suite and
+# Codename <suite>, Components main, Architectures amd64, no entry for
+# itself.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out=$repo/build/repo suite=bookworm origin=mmtune with_dbg=0
+inputs=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--out) out=${2:?}; shift ;;
+	--suite) suite=${2:?}; shift ;;
+	--origin) origin=${2:?}; shift ;;
+	--with-dbg) with_dbg=1 ;;
+	-*) echo "usage: $0 [--out DIR] [--suite SUITE] [--origin NAME] [--with-dbg] [PACKAGE-or-DIR...]" >&2; exit 2 ;;
+	*) inputs+=("$1") ;;
+	esac
+	shift
+done
+log() { echo "repo: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+keyid=${MMTUNE_REPO_KEY:-}
+[ -n "$keyid" ] || die "MMTUNE_REPO_KEY is not set: the gpg key (id or fingerprint) that signs the repository (see packaging/README.md, 'Repository')"
+gpg --batch --list-secret-keys "$keyid" >/dev/null 2>&1 || die "no secret key '$keyid' in gpg's keyring (GNUPGHOME=${GNUPGHOME:-~/.gnupg})"
+for t in apt-ftparchive createrepo_c rpmsign gpg; do
+	command -v $t >/dev/null || die "$t missing (scripts/setup-host.sh)"
+done
+
+[ ${#inputs[@]} -gt 0 ] || inputs=("$repo/build/packaging/out/deb" "$repo/build/packaging/out/rpm"
+	"$repo/build/packaging/kernel-pkgs/deb" "$repo/build/packaging/kernel-pkgs/rpm")
+files=()
+for i in "${inputs[@]}"; do
+	if [ -d "$i" ]; then
+		for f in "$i"/*.deb "$i"/*.rpm; do [ -f "$f" ] && files+=("$(realpath "$f")"); done
+	elif [ -f "$i" ]; then files+=("$(realpath "$i")")
+	else log "skipping $i: no such file or directory"
+	fi
+done
+[ ${#files[@]} -gt 0 ] || die "no packages in ${inputs[*]} (make packages, make kernel-packages)"
+
+# --- what may be published ------------------------------------------------
+debs=() rpms=()
+for f in "${files[@]}"; do
+	case "$f" in
+	*.deb) n=$(dpkg-deb -f "$f" Package)
+	       case "$n" in
+	       *-dbg) [ $with_dbg -eq 1 ] && ok=1 || ok=0; why="debug info (--with-dbg)" ;;
+	       mmtune|mmtune-*|linux-image-*-mmtune*|linux-headers-*-mmtune*) ok=1 ;;
+	       *) ok=0 why="not ours alone: would shadow or stand in for a distribution package" ;;
+	       esac ;;
+	*.rpm) n=$(rpm -qp --qf '%{NAME}' "$f" 2>/dev/null)
+	       case "$n" in
+	       kernel-mmtune*-headers) ok=0 why="userspace headers: would stand in for the distribution's kernel-headers" ;;
+	       mmtune|mmtune-*|kernel-mmtune*) ok=1 ;;
+	       *) ok=0 why="not ours alone: would shadow or stand in for a distribution package" ;;
+	       esac ;;
+	esac
+	if [ $ok -eq 0 ]; then log "left out: $(basename "$f") ($n: $why)"; continue; fi
+	case "$f" in *.deb) debs+=("$f") ;; *.rpm) rpms+=("$f") ;; esac
+done
+[ ${#debs[@]} -gt 0 ] || [ ${#rpms[@]} -gt 0 ] || die "nothing to publish"
+
+tmp=$out.tmp
+rm -rf "$tmp"
+mkdir -p "$tmp/contents"
+log "checking ${#debs[@]} .deb and ${#rpms[@]} .rpm for private keys"
+"$repo/packaging/repo/check-no-private-keys.sh" --list-dir "$tmp/contents" "${debs[@]}" "${rpms[@]}" >&2 ||
+	{ rm -rf "$tmp"; die "a package carries a private key (above): nothing published"; }
+
+sign() { gpg --batch --yes --local-user "$keyid" "$@"; }
+gpg --batch --export "$keyid" >"$tmp/mmtune-archive-keyring.gpg"
+gpg --batch --armor --export "$keyid" >"$tmp/RPM-GPG-KEY-mmtune"
+
+# --- apt: dists/<suite>/main/binary-amd64, pool/main ---------------------------
+if [ ${#debs[@]} -gt 0 ]; then
+	a=$tmp/apt
+	mkdir -p "$a/pool/main" "$a/dists/$suite/main/binary-amd64"
+	cp "${debs[@]}" "$a/pool/main/"
+	cat >"$tmp/ftparchive.conf" <<EOF
+Dir { ArchiveDir "$a"; CacheDir "$tmp"; };
+Default { Packages::Compress ". gzip xz"; };
+TreeDefault { Directory "pool/\$(SECTION)"; Packages "\$(DIST)/\$(SECTION)/binary-\$(ARCH)/Packages"; Contents " "; };
+Tree "dists/$suite" { Sections "main"; Architectures "amd64"; };
+EOF
+	cat >"$tmp/release.conf" <<EOF
+APT::FTPArchive::Release {
+  Origin "$origin";
+  Label "$origin";
+  Suite "$suite";
+  Codename "$suite";
+  Components "main";
+  Architectures "amd64";
+  Description "mmtune packages: tools, DKMS sources, patched kernels and their signed modules";
+};
+EOF
+	apt-ftparchive generate "$tmp/ftparchive.conf" >&2
+	rm -f "$tmp"/*.db
+	# Release written beside, then moved in: it must not list itself.
+	apt-ftparchive -c "$tmp/release.conf" release "$a/dists/$suite" >"$tmp/Release"
+	mv "$tmp/Release" "$a/dists/$suite/Release"
+	sign --clearsign -o "$a/dists/$suite/InRelease" "$a/dists/$suite/Release"
+	sign -abs -o "$a/dists/$suite/Release.gpg" "$a/dists/$suite/Release"
+	gpgv --keyring "$tmp/mmtune-archive-keyring.gpg" "$a/dists/$suite/InRelease" 2>/dev/null ||
+		die "InRelease does not verify against the exported key"
+	log "apt: $(grep -c '^Package: ' "$a/dists/$suite/main/binary-amd64/Packages") package versions in dists/$suite (Origin $origin)"
+fi
+
+# --- rpm: signed packages, createrepo_c, signed repomd.xml ----------------------
+if [ ${#rpms[@]} -gt 0 ]; then
+	r=$tmp/rpm
+	mkdir -p "$r"
+	cp "${rpms[@]}" "$r/"
+	# rpmsign on Debian: gpg through the rpm macro, the key by name.
+	rpmsign --addsign --define "_gpg_name $keyid" --define "__gpg /usr/bin/gpg" "$r"/*.rpm >"$tmp/rpmsign.log" 2>&1 ||
+		{ cat "$tmp/rpmsign.log" >&2; die "rpmsign failed"; }
+	createrepo_c --quiet "$r" >&2
+	sign --armor --detach-sign -o "$r/repodata/repomd.xml.asc" "$r/repodata/repomd.xml"
+	# Check the signatures as dnf would: the key imported into an empty
+	# rpm database.
+	db=$(mktemp -d)
+	rpmkeys --dbpath "$db" --import "$tmp/RPM-GPG-KEY-mmtune"
+	for f in "$r"/*.rpm; do
+		rpmkeys --dbpath "$db" --checksig "$f" | grep -q 'signatures OK' ||
+			{ rm -rf "$db"; die "$(basename "$f"): signature does not verify"; }
+	done
+	rm -rf "$db"
+	log "rpm: $(ls "$r"/*.rpm | wc -l) packages, signed, repodata/repomd.xml.asc"
+fi
+rm -f "$tmp"/*.conf "$tmp/rpmsign.log"
+
+rm -rf "$out"
+mv "$tmp" "$out"
+log "done: $out (copy it as it is; clients: packaging/README.md, 'Repository')"
