@@ -335,8 +335,7 @@ rpm_root_checks() {
 	if rpm -qp --triggers build/packaging/out/rpm/mmtune-dkms-"$ver"-1.noarch.rpm | grep -q -- '-- .*kernel-mmtune-devel'; then
 		ok "RPM: mmtune-dkms's %triggerin names kernel-mmtune-devel (headers installed after mmtune-dkms get the module)"
 	else
-		skip "RPM: a kernel-mmtune-devel installed after mmtune-dkms gets the module" \
-			"mmtune-dkms's %triggerin names kernel-devel only (packaging/rpm/mmtune.spec, not this change's): kbuild's devel package is kernel-mmtune-devel since issue 27"
+		not_ok "RPM: mmtune-dkms's %triggerin names kernel-mmtune-devel (packaging/rpm/mmtune.spec)"
 	fi
 	check "RPM scratch root: rpm -q lists the four packages" \
 		rpm --root "$(realpath "$r")" -q kernel-mmtune kernel-mmtune-devel mmtune-dkms mmtune
