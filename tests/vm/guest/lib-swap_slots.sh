@@ -13,6 +13,9 @@ slots_setup() {
 # swap_used DEV: pages in use on a swap device, from /proc/swaps (KiB / 4).
 swap_used() { awk -v d="$1" '$1 == d { print int($4 / 4) }' /proc/swaps; }
 
+# swap_cached: pages in the swap cache, from /proc/meminfo (KiB / 4).
+swap_cached() { awk '/^SwapCached:/ { print int($2 / 4) }' /proc/meminfo; }
+
 # slots_cached CPU: "<alloc> <free>" slots that CPU's cache holds (the
 # file lists only CPUs whose cache holds slots).
 slots_cached() {

@@ -12,7 +12,6 @@
 swapon_zram 1G
 load_mmtune
 echo 64 >"$MMTUNE_SLOTS/cache_size" || fail "cache_size"
-swap_cached() { awk '/^SwapCached:/ { print int($2 / 4) }' /proc/meminfo; }
 ( while :; do :; done ) &
 hog=$!
 for i in $(seq 25); do

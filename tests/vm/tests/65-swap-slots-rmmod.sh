@@ -15,7 +15,6 @@ assert_ge "$held_pages" 8192 "pages the held process has in swap (32 MiB)"
 # A finished round leaves freed slots in the cache.
 swap_integrity --no-thp --size 16 --evict pageout --min-out-pct 99 --seed 66 >/tmp/si.out ||
 	{ cat /tmp/si.out; fail "second round"; }
-swap_cached() { awk '/^SwapCached:/ { print int($2 / 4) }' /proc/meminfo; }
 assert_ge "$(swap_used /dev/zram0)" $(( held_pages + $(swap_cached) + 1 )) "slots in use while the cache holds some"
 unload_mmtune
 assert_hooks_idle

@@ -5,7 +5,6 @@
 # mmtune's cache and enabled=0, still exactly; the removed memcgs go away.
 . /lib.sh
 swapon_zram 1G
-swap_cached() { awk '/^SwapCached:/ { print int($2 / 4) }' /proc/meminfo; }
 dying() { awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat; }
 d0=$(dying)
 # A round through the stock cache, in a memcg that swap_integrity removes.
