@@ -89,7 +89,7 @@ for f in "${files[@]}"; do
 	       *) ok=0 why="not ours alone: would shadow or stand in for a distribution package" ;;
 	       esac ;;
 	esac
-	if [ $ok -eq 0 ]; then log "left out: $(basename "$f") ($n: $why)"; continue; fi
+	if [ "$ok" -eq 0 ]; then log "left out: $(basename "$f") ($n: $why)"; continue; fi
 	case "$f" in *.deb) debs+=("$f") ;; *.rpm) rpms+=("$f") ;; esac
 done
 [ ${#debs[@]} -gt 0 ] || [ ${#rpms[@]} -gt 0 ] || die "nothing to publish"
@@ -158,7 +158,7 @@ if [ ${#rpms[@]} -gt 0 ]; then
 			{ rm -rf "$db"; die "$(basename "$f"): signature does not verify"; }
 	done
 	rm -rf "$db"
-	log "rpm: $(ls "$r"/*.rpm | wc -l) packages, signed, repodata/repomd.xml.asc"
+	log "rpm: $(find "$r" -maxdepth 1 -name "*.rpm" | wc -l) packages, signed, repodata/repomd.xml.asc"
 fi
 rm -f "$tmp"/*.conf "$tmp/rpmsign.log"
 

@@ -246,10 +246,10 @@ truncate -s 512M "$work/swap.img"
 console=$logs/console.log results=$logs/results.tap qrc=0
 : >"$console"; : >"$results"
 t0=$SECONDS
-timeout --foreground "${MMTUNE_CLOUD_VM_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg,thread=single \
+qemu_timed "$logs" "${MMTUNE_CLOUD_VM_TIMEOUT:-1500}" -accel tcg,thread=single \
 	-cpu max -smp 2 -m 2G -nodefaults -no-reboot -display none \
 	-kernel "$r/boot/vmlinuz-$rel" -initrd "$work/initramfs.gz" \
-	-append "console=ttyS0,115200 module.sig_enforce=1 panic=-1 systemd.show_status=1" \
+	-append "console=ttyS0,115200 module.sig_enforce=1 panic=-1 systemd.show_status=1 sysrq_always_enabled" \
 	-serial "file:$console" -serial "file:$results" \
 	-drive "file=$work/root.img,if=virtio,format=raw,cache=unsafe" \
 	-drive "file=$work/swap.img,if=virtio,format=raw,cache=unsafe" >"$logs/qemu.log" 2>&1 || qrc=$?

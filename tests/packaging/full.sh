@@ -41,6 +41,27 @@
 pk_logs=build/packaging/logs
 pk_work=build/packaging/work
 
+# relay NAME CMD...: a test script's own results as TAP points of this
+# suite: its "ok ..."/"ok N ..." and "FAIL ..."/"not ok N ..." lines,
+# named "NAME: ...", the rest as notes; a failing exit without a failed
+# case is a failure of its own.
+relay() {
+	local name=$1 t0=$SECONDS out rc=0 line failed=0
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "[0-9]*) ok "$name: ${line#ok [0-9]* }" ;;
+		"ok "*) ok "$name: ${line#ok }" ;;
+		"not ok "*) not_ok "$name: ${line#not ok [0-9]* }"; failed=1 ;;
+		"FAIL "*) not_ok "$name: ${line#FAIL }"; failed=1 ;;
+		*) note "$line" ;;
+		esac
+	done <<<"$out"
+	[ $rc -eq 0 ] || [ $failed -eq 1 ] || not_ok "$name: $1 exit $rc"
+	note "$name: took $((SECONDS - t0))s"
+}
+
 # timed NAME CMD...: like check, and notes how long the command took.
 timed() {
 	local t0=$SECONDS rc=0
@@ -66,7 +87,11 @@ full_checks() {
 	stock=${stock#linux-headers-}
 
 	# --- apt repository, stock Debian kernels, upgrade (no mmtune kernel) ---
-	[[ $parts == *" apt "* ]] && stock_apt_checks "$base" "$ver"
+	if [[ $parts == *" apt "* ]]; then
+		stock_apt_checks "$base" "$ver"
+		relay "DKMS states (real dkms, dpkg triggers, rpm scriptlets)" tests/packaging/dkms-states.sh "$base"
+		relay "Debian 12 stock kernel booted with mmtune" tests/packaging/stock-boot.sh "$base"
+	fi
 
 	# --- mmtune-modules-<release> from a kernel build tree ------------------
 	[[ $parts == *" modules "* ]] && module_pkg_checks "$ver"
@@ -219,9 +244,13 @@ dkms_root_checks() {
 	local st
 	st=$(in_root "$r" dkms status -m mmtune -v "$ver" -k "$rel")
 	note "dkms status: $st"
+	local hs
+	hs=$(in_root "$r" /usr/lib/mmtune-dkms/mmtune-dkms-kernel status 2>&1)
+	note "mmtune-dkms-kernel status: $hs"
 	if [ $rc -eq 0 ] && grep -q "^mmtune-dkms: $rel: built, signed and installed mmtune $ver" <<<"$out" &&
-		grep -q ": installed" <<<"$st" && [ -f "$r/lib/modules/$rel/updates/dkms/mmtune.ko" ]; then
-		ok "linux-headers-$rel after the image: the trigger builds and installs mmtune with DKMS"
+		grep -q ": installed" <<<"$st" && [ -f "$r/lib/modules/$rel/updates/dkms/mmtune.ko" ] &&
+		grep -q "^$rel  *built: mmtune $ver installed with DKMS" <<<"$hs"; then
+		ok "linux-headers-$rel after the image: the trigger builds and installs mmtune with DKMS; mmtune-dkms-kernel status says built"
 	else
 		not_ok "linux-headers-$rel after the image: DKMS builds mmtune (apt exit $rc)"
 	fi
@@ -295,17 +324,6 @@ ko_in_vm() {
 }
 
 # --- RPMs in a scratch root ------------------------------------------------
-# rpm_root ROOT ARGS...: the host's rpm on ROOT; scriptlets run chrooted
-# there, with /proc and /dev mounted for DKMS.
-rpm_root() {
-	local r
-	r=$(realpath "$1"); shift
-	unshare --mount --propagation private -- /bin/sh -c '
-		r=$1; shift
-		mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" &&
-		exec rpm --root "$r" "$@"' sh "$r" "$@"
-}
-
 rpm_root_checks() {
 	local base=$1 kp=$2 rel=$3 ver=$4 r=$pk_work/rpm-root out rc=0 rv st
 	rv=${rel//-/_}
@@ -407,10 +425,10 @@ guest_boot() {
 	local name=$1 img=$2 kernel=$3 initrd=${4:-} append=${5:-} t0=$SECONDS qrc=0 line
 	local console=$pk_logs/$name-console.log results=$pk_logs/$name-results.tap
 	: >"$console"; : >"$results"
-	timeout --foreground "${MMTUNE_E2E_TIMEOUT:-1200}" qemu-system-x86_64 -accel tcg,thread=multi \
+	qemu_timed "$pk_logs/$name-dump" "${MMTUNE_E2E_TIMEOUT:-1200}" -accel tcg,thread=single \
 		-smp 2 -m 2G -nodefaults -no-reboot -display none \
 		-kernel "$kernel" ${initrd:+-initrd "$initrd"} \
-		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 systemd.show_status=1${append:+ $append}" \
+		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 systemd.show_status=1 sysrq_always_enabled${append:+ $append}" \
 		-serial "file:$console" -serial "file:$results" \
 		-drive "file=$img,if=virtio,format=raw,cache=unsafe" >"$pk_logs/$name-qemu.log" 2>&1 || qrc=$?
 	sed -i 's/\r$//' "$console" "$results"
@@ -684,9 +702,9 @@ stock_apt_checks() {
 	note "$(grep -E '^(/etc/kernel|run-parts|mmtune-dkms|dkms|update-initramfs)' <<<"$apt_out")"
 	lines=$(mm_lines "$apt_out")
 	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] && [ -s "$r/boot/initrd.img-$kver" ] &&
-		[ -n "$lines" ] && ! grep -qv "^mmtune-dkms: $kver has no mmtune hooks" <<<"$lines" &&
+		[ "$(wc -l <<<"$lines")" = 1 ] && grep -q "^mmtune-dkms: $kver has no mmtune hooks" <<<"$lines" &&
 		! grep -qE 'Error!|exited with return code' <<<"$apt_out"; then
-		ok "apt: linux-image-$kver + linux-headers-$kver (reinstalled) with mmtune-dkms: every package ii, /boot/initrd.img-$kver made, $(wc -l <<<"$lines") skip line(s) from the image and headers hooks, no dkms error"
+		ok "apt: linux-image-$kver + linux-headers-$kver (reinstalled) with mmtune-dkms: every package ii, /boot/initrd.img-$kver made, one skip line from the image and headers hooks together, no dkms error"
 	else
 		not_ok "apt: stock kernel and headers configure cleanly with mmtune-dkms (apt exit $rc)"
 		note "$apt_out"; note "not ii: $(dpkg_not_ii "$r")"; note "initrd: $(ls -l "$r"/boot/ 2>&1)"
@@ -756,8 +774,9 @@ stock_apt_checks() {
 		not_ok "apt: apt-get upgrade to $bump (apt exit $rc, dkms: $(in_root "$r" dkms status -m mmtune))"; note "$apt_out"
 	fi
 	if grep -qx 'systemctl reload mmtune.service' <<<"$calls" &&
-		! grep -E '(stop|restart|try-restart|reload-or-restart) .*mmtune\.service' <<<"$calls" | grep -q .; then
-		ok "apt: the upgrade re-applies in place: 'systemctl reload mmtune.service', no stop, no restart"
+		! grep -E '(stop|restart|try-restart|reload-or-restart) .*mmtune\.service' <<<"$calls" | grep -q . &&
+		! grep -E ' (start|restart|try-restart|reload-or-restart) .*mmtune-(reapply|metrics)\.service' <<<"$calls" | grep -q .; then
+		ok "apt: the upgrade re-applies in place: 'systemctl reload mmtune.service', no stop, no restart; mmtune-reapply and mmtune-metrics not started"
 	else
 		not_ok "apt: the upgrade reloads mmtune.service instead of stopping or restarting it"
 	fi
@@ -770,6 +789,14 @@ stock_apt_checks() {
 		ok "apt: removing mmtune stops mmtune.service (its ExecStop rolls back to stock values)"
 	else
 		not_ok "apt: removing mmtune stops mmtune.service (apt exit $rc)"; note "$calls"
+	fi
+	# --- 7. purge: the recorded profile pick goes with the package ---------
+	mkdir -p "$r/var/lib/mmtune"; echo database-host >"$r/var/lib/mmtune/auto-profile"
+	rc=0; apt_run "$r" apt-9-purge apt-get purge -y mmtune || rc=$?
+	if [ $rc -eq 0 ] && [ ! -e "$r/var/lib/mmtune" ] && ! in_root "$r" dpkg-query -W -f '${db:Status-Abbrev}' mmtune 2>/dev/null | grep -q '^[ri]'; then
+		ok "apt: purging mmtune removes /var/lib/mmtune (the recorded automatic pick) and the package's records"
+	else
+		not_ok "apt: purging mmtune removes /var/lib/mmtune (apt exit $rc)"; note "$apt_out"; note "$(ls -la "$r/var/lib/mmtune" 2>&1)"
 	fi
 	note "apt repository and stock kernel tests took $((SECONDS - t0))s"
 }

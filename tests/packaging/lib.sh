@@ -3,6 +3,7 @@
 # TAP output (tests/lib/tap.sh): ok/not ok with a running number; failures
 # do not stop a run.
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/qemu-timed.sh"
 ok() { tap_ok "$@"; }
 not_ok() { tap_not_ok "$@"; }
 skip() { tap_skip "$1" "$2"; }
@@ -28,6 +29,18 @@ in_root() {
 		mount --rbind /dev "$root/dev" &&
 		exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 			HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"' sh "$root" "$@"
+}
+
+# rpm_root ROOT ARGS...: the host's rpm on ROOT; scriptlets run chrooted
+# there, with /proc and /dev mounted for DKMS.
+rpm_root() {
+	local r
+	r=$(realpath "$1"); shift
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --mount --propagation private -- /bin/sh -c '
+		r=$1; shift
+		mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" &&
+		exec rpm --root "$r" "$@"' sh "$r" "$@"
 }
 
 # copy_root SRC DST: a private copy of a cached root file system.

@@ -4,7 +4,7 @@
 # kernel hooks' states, how mmtune.ko is loaded, and rebuild the binaries
 # from the .dsc and the source RPM. Sourced by run.sh.
 
-. tests/packaging/mmpkg-source.sh
+. tests/packaging/source.sh
 
 quick_checks() {
 	local ver debdir rpmdir srcdir d
@@ -79,10 +79,10 @@ quick_checks() {
 		dsc_rebuild_ok "$ver"
 	check "source packages: rpmbuild --rebuild of the source RPM: the same .rpms" \
 		srpm_rebuild_ok "$ver"
-	check "private key scan (mmpkg_scan_private_keys) finds a key by name and by PEM marker inside nested archives" \
+	check "private key scan (packaging/repo/check-no-private-keys.sh) finds a key by name and by PEM marker inside nested archives" \
 		keyscan_selftest
 	check "no private key in any artifact: .dsc and its tarball, .debs, source and binary RPMs" \
-		mmpkg_scan_private_keys "$srcdir/mmtune_$ver.dsc" "$deb_tools" "$deb_dkms" \
+		no_private_keys "$srcdir/mmtune_$ver.dsc" "$deb_tools" "$deb_dkms" \
 		"$srcdir/mmtune-$ver-1.src.rpm" "$rpm_tools" "$rpm_dkms"
 	if command -v shellcheck >/dev/null; then
 		check "shellcheck: kernel hooks, maintainer scripts, build.sh and these tests" \
@@ -96,7 +96,9 @@ shellcheck_all() {
 	shellcheck -s sh packaging/dkms/mmtune-dkms-kernel packaging/dkms/kernel-hook \
 		packaging/dkms/50-mmtune-dkms.install packaging/debian/*.postinst \
 		packaging/debian/*.prerm packaging/debian/*.postrm &&
-	shellcheck packaging/build.sh tests/packaging/hook-unit.sh tests/packaging/mmpkg-*.sh
+	shellcheck packaging/build.sh tests/packaging/hook-unit.sh tests/packaging/source.sh \
+		tests/packaging/dkms-states.sh tests/packaging/stock-boot.sh tests/packaging/guest/stock-boot-check.sh \
+		packaging/repo/*.sh
 }
 
 deb_files() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' | grep -v '^$'; }

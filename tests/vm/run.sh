@@ -318,39 +318,7 @@ tail_pid=$!
 # caller kills qemu. Whatever the monitor answers goes to monitor.log.
 guest_dump() {
 	echo "vm: $1: asking the guest for sysrq w and l, saving the vCPUs' registers"
-	/usr/bin/python3 - "$out/qmp.sock" "$out" "${MMTUNE_VM_DUMP_MEMORY:-0}" >"$out/monitor.log" 2>&1 <<'EOF_PY' || true
-import json, socket, sys, time
-sock_path, out, dump_memory = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(60)
-s.connect(sock_path)
-f = s.makefile("rw")
-f.readline()  # greeting
-
-def qmp(cmd, **args):
-    f.write(json.dumps({"execute": cmd, "arguments": args}) + "\n")
-    f.flush()
-    while True:
-        r = json.loads(f.readline())
-        if "event" not in r:
-            print(cmd, json.dumps(r)[:200])
-            return r.get("return")
-
-def sysrq(key):
-    keys = [{"type": "qcode", "data": k} for k in ("alt", "sysrq", key)]
-    qmp("send-key", keys=keys, **{"hold-time": 200})
-
-qmp("qmp_capabilities")
-sysrq("w")
-time.sleep(5)
-sysrq("l")
-time.sleep(10)
-with open(out + "/registers.txt", "w") as r:
-    r.write(qmp("human-monitor-command", **{"command-line": "info registers -a"}) or "")
-if dump_memory:
-    s.settimeout(600)
-    qmp("dump-guest-memory", paging=False, protocol="file:" + out + "/vmcore")
-EOF_PY
+	/usr/bin/python3 "$repo/tests/lib/guest-dump.py" "$out/qmp.sock" "$out" "${MMTUNE_VM_DUMP_MEMORY:-0}" >"$out/monitor.log" 2>&1 || true
 	sed 's/^/vm: monitor: /' "$out/monitor.log"
 }
 

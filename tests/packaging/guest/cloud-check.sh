@@ -19,10 +19,10 @@ se=$(cat /sys/module/module/parameters/sig_enforce 2>&1)
 
 # --- the prebuilt, signed module ------------------------------------------
 if grep -q '^mmtune ' /proc/modules; then
-	tap_ok "mmtune.ko is loaded at boot (modules-load.d) although only signed modules may load"
+	tap_ok "mmtune.ko is loaded at boot (modprobe@mmtune.service) although only signed modules may load"
 else
 	tap_not_ok "mmtune.ko is loaded at boot"
-	tap_diag "$(systemctl status systemd-modules-load.service --no-pager 2>&1 | tail -n 15)"
+	tap_diag "$(systemctl status modprobe@mmtune.service --no-pager 2>&1 | tail -n 15)"
 	tap_diag "$(dmesg | grep -iE 'mmtune|module|sig' | tail -n 15)"
 fi
 f=$(modinfo -n mmtune 2>&1)

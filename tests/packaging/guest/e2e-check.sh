@@ -8,10 +8,10 @@ tap_diag "booted $(uname -r) in $(cut -d' ' -f1 /proc/uptime)s, init $(readlink 
 [ "$(readlink /proc/1/exe)" = /usr/lib/systemd/systemd ] && tap_ok "systemd is init" || tap_not_ok "systemd is init"
 
 if grep -q '^mmtune ' /proc/modules; then
-	tap_ok "mmtune.ko is loaded at boot (modules-load.d)"
+	tap_ok "mmtune.ko is loaded at boot (modprobe@mmtune.service)"
 else
 	tap_not_ok "mmtune.ko is loaded at boot"
-	tap_diag "$(systemctl status systemd-modules-load.service 2>&1 | tail -n 15)"
+	tap_diag "$(systemctl status modprobe@mmtune.service 2>&1 | tail -n 15)"
 fi
 f=$(modinfo -n mmtune 2>&1)
 case "$f" in

@@ -16,3 +16,31 @@ no_failed_units() {
 	failed=$(systemctl list-units --state=failed --no-legend --plain 2>&1)
 	if [ -z "$failed" ]; then tap_ok "no failed units"; else tap_not_ok "no failed units"; tap_diag "$failed"; fi
 }
+
+# modprobe_unit STATUS: modprobe@mmtune.service (what loads mmtune.ko,
+# systemd/units/mmtune.service.d/10-modprobe.conf) ran at this boot with
+# modprobe exit STATUS (0: loaded; 1: no such module, a stock kernel)
+# and the unit's result is success either way.
+modprobe_unit() {
+	st=$(systemctl show -p ExecMainStartTimestampMonotonic -p ExecMainStatus -p Result modprobe@mmtune.service)
+	tap_diag "modprobe@mmtune.service: $(echo "$st" | tr '\n' ' ')"
+	if echo "$st" | grep -qx 'ExecMainStartTimestampMonotonic=[1-9][0-9]*' &&
+		echo "$st" | grep -qx "ExecMainStatus=$1" && echo "$st" | grep -qx 'Result=success'; then
+		tap_ok "modprobe@mmtune.service ran at boot: modprobe exit $1, result success"
+	else
+		tap_not_ok "modprobe@mmtune.service ran at boot: modprobe exit $1, result success"
+	fi
+}
+
+# no_boot_errors: no line at priority err or above in this boot's journal
+# from systemd-modules-load or naming mmtune.
+no_boot_errors() {
+	errs=$(journalctl -b -p err -o short-monotonic --no-pager 2>&1)
+	ml=$(journalctl -b -p err -t systemd-modules-load -o cat --no-pager 2>&1)
+	if [ -z "$ml" ] && ! echo "$errs" | grep -qi mmtune; then
+		tap_ok "no error line at boot from systemd-modules-load or about mmtune (journalctl -b -p err)"
+	else
+		tap_not_ok "no error line at boot from systemd-modules-load or about mmtune (journalctl -b -p err)"
+		tap_diag "$errs"
+	fi
+}

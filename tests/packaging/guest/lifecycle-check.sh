@@ -37,6 +37,8 @@ ours() {
 	else
 		tap_not_ok "mmtune.ko from mmtune-modules-$rel is loaded at boot (modinfo -n: $f)"
 	fi
+	modprobe_unit 0
+	no_boot_errors
 	v=$(cat /sys/kernel/mm/mmtune/version 2>&1)
 	[ "$v" = "$ver" ] && tap_ok "/sys/kernel/mm/mmtune/version is $ver" || tap_not_ok "/sys/kernel/mm/mmtune/version is $ver (got $v)"
 	st=$(systemctl is-active mmtune.service 2>&1)
@@ -112,6 +114,8 @@ stock() {
 	[ "$st" = active ] && tap_ok "mmtune.service is active (the profile's other values applied)" ||
 		tap_not_ok "mmtune.service is active (got $st)"
 	[ -z "$(not_ii)" ] && tap_ok "every package ii" || tap_not_ok "every package ii ($(not_ii))"
+	modprobe_unit 1
+	no_boot_errors
 	no_failed_units
 }
 

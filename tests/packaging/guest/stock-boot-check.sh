@@ -1,5 +1,5 @@
 #!/bin/sh
-# Guest side of tests/packaging/mmpkg-stock-boot.sh: a Debian 12 stock
+# Guest side of tests/packaging/stock-boot.sh: a Debian 12 stock
 # kernel booted with the mmtune package installed, without mmtune.ko, or
 # (expect-module) with a stand-in mmtune.ko (Debian's dummy.ko under that
 # name: what modprobe resolves "mmtune" to is all the unit chain sees).

@@ -4,8 +4,6 @@
 # from the source artifacts alone, in a clean directory, and compare them
 # with the packages packaging/build.sh made from the tree.
 
-. tests/packaging/mmpkg-keyscan.sh
-
 # src_artifacts_ok VER: the artifacts exist and are listed: exactly the
 # .dsc, its tarball and the source RPM in out/source (nothing of them in
 # the binary directories a repository publishes), the .dsc listing the
@@ -93,10 +91,11 @@ srpm_rebuild_ok() {
 	return $rc
 }
 
-# keyscan_selftest: the scan finds a key by name and by PEM marker, nested
-# in archives (a fake key: the marker and no key material).
+# keyscan_selftest: the scanner (packaging/repo/check-no-private-keys.sh)
+# finds a key by name and by PEM marker, nested in archives (a fake key:
+# the marker and no key material), and passes a clean archive.
 keyscan_selftest() {
-	local t out rc=0
+	local t out rc=0 scan=packaging/repo/check-no-private-keys.sh
 	t=$(mktemp -d)
 	mkdir -p "$t/a/sub" "$t/b"
 	printf -- '-----BEGIN %s-----\nnot a key\n-----END %s-----\n' "EC PRIVATE KEY" "EC PRIVATE KEY" >"$t/a/sub/notes"
@@ -106,11 +105,11 @@ keyscan_selftest() {
 	tar -cJf "$t/b.tar.xz" -C "$t" b
 	tar -cf "$t/name.tar" -C "$t" b.tar.xz
 	echo clean >"$t/clean.txt"; tar -czf "$t/clean.tar.gz" -C "$t" clean.txt
-	out=$(mmpkg_scan_private_keys "$t/marker.tar.gz") && rc=1
-	echo "$out"; grep -q 'content: a/sub/notes.gz!notes' <<<"$out" || rc=1
-	out=$(mmpkg_scan_private_keys "$t/name.tar") && rc=1
-	echo "$out"; grep -q 'name: b.tar.xz!b/signing_key.priv' <<<"$out" || rc=1
-	mmpkg_scan_private_keys "$t/clean.tar.gz" || rc=1
+	out=$($scan "$t/marker.tar.gz" 2>&1) && rc=1
+	echo "$out"; grep -q 'PRIVATE KEY: /a/sub/notes.gz!notes: a PEM private key marker' <<<"$out" || rc=1
+	out=$($scan "$t/name.tar" 2>&1) && rc=1
+	echo "$out"; grep -q "PRIVATE KEY: /b.tar.xz!b/signing_key.priv: a private key's file name" <<<"$out" || rc=1
+	$scan "$t/clean.tar.gz" || rc=1
 	rm -rf "$t"
 	return $rc
 }

@@ -13,18 +13,17 @@
 #     attempt when the kernel's headers change;
 #   - "mmtune-dkms-kernel status" names every kernel's state, "dkms status"
 #     still says only "added";
-#   - with the patched kernel's packages (make kernel-packages, optional):
-#     its headers arrive, the trigger builds, status says built;
 #   - the RPM (rpm --root --nodeps into another copy): %post gives one line
 #     per kernel, the kernel-install plugin run twice for a stock kernel
 #     one line, a failed build not retried by three kernel-devel packages
 #     (%triggerin), retried by the next one once the kernel changed, the
 #     records gone after rpm -e.
 #
-#   tests/packaging/mmpkg-dkms-root.sh [ROOT [KERNEL-PKGS-DIR]]
+#   tests/packaging/dkms-states.sh [ROOT]
 #
-# ROOT defaults to the cached root; KERNEL-PKGS-DIR to
-# build/packaging/kernel-pkgs (skipped when it has no linux-headers .deb).
+# ROOT defaults to the cached root. The patched kernel's own packages
+# (image, then headers: the trigger builds, status says built) are
+# full.sh's dkms_root_checks.
 # Needs build/packaging/out/deb (packaging/build.sh deb), or the package
 # to test in MMTUNE_DKMS_DEB. Prints ok/FAIL
 # per case; exit 0 when all pass.
@@ -35,11 +34,10 @@ cd "$repo" || exit 1
 # shellcheck disable=SC1091 # tests/packaging/lib.sh, checked on its own
 . tests/packaging/lib.sh >/dev/null
 base=${1:-$(tests/packaging/rootfs.sh)} || exit 1
-kp=${2:-build/packaging/kernel-pkgs}
 ver=$(packaging/version.sh)
 deb=${MMTUNE_DKMS_DEB:-build/packaging/out/deb/mmtune-dkms_${ver}_all.deb}
 [ -f "$deb" ] || { echo "no $deb: packaging/build.sh deb first"; exit 1; }
-r=build/packaging/work/mmpkg-dkms-root
+r=build/packaging/work/dkms-states
 log=$r/var/log/mmtune-dkms.log
 helper=/usr/lib/mmtune-dkms/mmtune-dkms-kernel
 copy_root "$base" "$r"
@@ -119,39 +117,14 @@ ds=$(in_root "$r" dkms status -m mmtune 2>&1)
 	[ "$ds" = "mmtune/$ver: added" ]
 case_ok "status: skipped, skipped, waiting, failed for the 4 kernels, exit 1; dkms status says only '$ds'" $? "exit $rc; $out"
 
-# 6. The patched kernel's headers (optional): the trigger builds.
-rel=$(cat "$kp/kernel.release" 2>/dev/null)
-hdr="" img=""
-for f in "$kp"/deb/linux-headers-"$rel"_*.deb; do [ -f "$f" ] && hdr=$f; done
-for f in "$kp"/deb/linux-image-"$rel"_*.deb; do [ -f "$f" ] && [[ $f != *-dbg_* ]] && img=$f; done
-if [ -n "$rel" ] && [ -n "$hdr" ] && [ -n "$img" ]; then
-	cp "$img" "$hdr" "$r/var/tmp/"
-	out=$(in_root "$r" apt-get install -y "/var/tmp/${img##*/}" 2>&1; in_root "$r" apt-get install -y "/var/tmp/${hdr##*/}" 2>&1); out=${out//$'\r'/}
-	st=$(in_root "$r" $helper status 2>&1)
-	[ "$(lines "$out" | grep -c "$rel")" = 2 ] && grep -q "^mmtune-dkms: $rel: built, signed and installed" <<<"$out" &&
-		grep -q "^$rel  *built: mmtune $ver installed with DKMS" <<<"$st" && [ "$(attempts "$rel")" = 1 ]
-	case_ok "patched kernel $rel: image (waiting line), then headers (trigger: built line); status built, one attempt" $? "$(lines "$out"); $st"
-else
-	echo "skip patched kernel: no linux-headers .deb in $kp (make kernel-packages)"
-fi
-
 rm -rf "$r"
 
-# 7. The RPM's scriptlets, in a fresh copy (rpm's database there is empty:
-# --nodeps; scriptlets run chrooted with /proc and /dev, as full.sh does).
-rpm_root() {
-	local root
-	root=$(realpath "$1"); shift
-	# shellcheck disable=SC2016 # expanded by the inner shell
-	unshare --mount --propagation private -- /bin/sh -c '
-		r=$1; shift
-		mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" &&
-		exec rpm --root "$r" "$@"' sh "$root" "$@"
-}
+# 6. The RPM's scriptlets, in a fresh copy (rpm's database there is empty:
+# --nodeps; rpm_root of lib.sh: scriptlets chrooted with /proc and /dev).
 # kernel_devel_rpm N: a package named kernel-devel, version N, with a file
 # under /usr/src/kernels (what fires mmtune-dkms's %triggerin).
 kernel_devel_rpm() {
-	local t=build/packaging/work/mmpkg-kdevel
+	local t=build/packaging/work/dkms-states-kdevel
 	mkdir -p "$t"
 	cat >"$t/kd.spec" <<SPEC
 Name: kernel-devel
@@ -203,7 +176,7 @@ case_ok "the broken kernel's headers change, a fourth kernel-devel: %triggerin r
 out=$(rpm_root "$r" -e --nodeps mmtune-dkms 2>&1); rc=$?
 [ $rc = 0 ] && [ ! -e "$r/var/lib/mmtune-dkms" ] && [ ! -e "$log" ] && [ -z "$(in_root "$r" dkms status -m mmtune)" ]
 case_ok "rpm -e mmtune-dkms: unregistered from DKMS, the per-kernel records and the log gone" $? "$out"
-rm -rf "$r" build/packaging/work/mmpkg-kdevel
+rm -rf "$r" build/packaging/work/dkms-states-kdevel
 
 echo "$((n - fails))/$n cases passed"
 [ $fails = 0 ]

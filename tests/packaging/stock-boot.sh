@@ -1,7 +1,7 @@
 #!/bin/bash
 # Boot Debian 12's stock kernel (no mmtune.ko) with the mmtune package
 # installed, under qemu (TCG, one thread), and check in the guest
-# (tests/packaging/mmpkg-guest-stock.sh) that the boot logs no error about
+# (tests/packaging/guest/stock-boot-check.sh) that the boot logs no error about
 # mmtune: modprobe@mmtune.service ran and said nothing, systemd-modules-load
 # logged nothing, no failed unit; and, as the control, that the former
 # modules-load.d entry makes systemd-modules-load log that error on this
@@ -9,7 +9,7 @@
 # (Debian's dummy.ko installed under that name, depmod): the unit chain
 # loads it before mmtune.service starts, silently.
 #
-#   tests/packaging/mmpkg-stock-boot.sh [ROOT]
+#   tests/packaging/stock-boot.sh [ROOT]
 #
 # ROOT: the cached Debian 12 root (tests/packaging/rootfs.sh). The stock
 # linux-image comes from $MMTUNE_CACHE/apt-archives (filled by the full
@@ -26,7 +26,7 @@ cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 ver=$(packaging/version.sh)
 deb=build/packaging/out/deb/mmtune_${ver}_all.deb
 [ -f "$deb" ] || { echo "no $deb: packaging/build.sh deb first"; exit 1; }
-w=build/packaging/work/mmpkg-stock-boot
+w=build/packaging/work/stock-boot
 r=$w/root img=$w/root.img logs=build/packaging/logs
 mkdir -p "$logs" "$cache/apt-archives"
 copy_root "$base" "$r"
@@ -37,13 +37,13 @@ cp "$cache"/apt-archives/*.deb "$r/var/cache/apt/archives/" 2>/dev/null
 out=$(in_root "$r" sh -c "apt-get update && apt-get install -y linux-image-$kver /var/tmp/${deb##*/}" 2>&1); rc=$?
 cp -n "$r"/var/cache/apt/archives/*.deb "$cache/apt-archives/" 2>/dev/null
 rm -f "$r"/var/cache/apt/archives/*.deb
-printf '%s\n' "$out" >"$logs/mmpkg-stock-boot-apt.log"
+printf '%s\n' "$out" >"$logs/stock-boot-apt.log"
 if [ $rc != 0 ] || [ ! -s "$r/boot/initrd.img-$kver" ]; then
-	echo "apt-get install linux-image-$kver mmtune failed (exit $rc): $logs/mmpkg-stock-boot-apt.log"; exit 1
+	echo "apt-get install linux-image-$kver mmtune failed (exit $rc): $logs/stock-boot-apt.log"; exit 1
 fi
 
 g=$r/usr/local/lib/mmtune-e2e
-install -D -m 0755 tests/packaging/mmpkg-guest-stock.sh "$g/check.sh"
+install -D -m 0755 tests/packaging/guest/stock-boot-check.sh "$g/check.sh"
 install -D -m 0644 tests/lib/tap.sh "$g/tap.sh"
 cat >"$r/etc/systemd/system/mmtune-e2e.service" <<'UNIT'
 [Unit]
@@ -76,16 +76,16 @@ rc=0
 for b in stock:"$img" module:"$w/module.img"; do
 	t0=$SECONDS
 	rm -f "$w/results.tap"
-	timeout --foreground "${MMTUNE_E2E_TIMEOUT:-1200}" qemu-system-x86_64 -accel tcg,thread=single \
+	qemu_timed "$logs/stock-boot-${b%%:*}-dump" "${MMTUNE_E2E_TIMEOUT:-1200}" -accel tcg,thread=single \
 		-smp 1 -m 1G -nodefaults -no-reboot -display none \
 		-kernel "$w/vmlinuz" -initrd "$w/initrd.img" \
-		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1" \
-		-serial "file:$logs/mmpkg-${b%%:*}-boot-console.log" -serial "file:$w/results.tap" \
-		-drive "file=${b#*:},if=virtio,format=raw,cache=unsafe" >"$logs/mmpkg-${b%%:*}-boot-qemu.log" 2>&1
+		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 sysrq_always_enabled" \
+		-serial "file:$logs/stock-boot-${b%%:*}-boot-console.log" -serial "file:$w/results.tap" \
+		-drive "file=${b#*:},if=virtio,format=raw,cache=unsafe" >"$logs/stock-boot-${b%%:*}-boot-qemu.log" 2>&1
 	echo "# ${b%%:*}: boot and checks took $((SECONDS - t0))s"
 	sed -i 's/\r$//' "$w/results.tap"
 	cat "$w/results.tap"
-	grep -q '^# e2e: done' "$w/results.tap" || { echo "not ok: the guest did not finish (console: $logs/mmpkg-${b%%:*}-boot-console.log)"; rc=1; }
+	grep -q '^# e2e: done' "$w/results.tap" || { echo "not ok: the guest did not finish (console: $logs/stock-boot-${b%%:*}-boot-console.log)"; rc=1; }
 	grep -q '^not ok' "$w/results.tap" && rc=1
 done
 rm -rf "$w"
