@@ -15,19 +15,28 @@
 #include "mmtune.h"
 #include "version.h"
 
-/* The features: adding one is a line here and one in Kbuild. */
+/*
+ * The features: adding one is a line here and one in Kbuild. Kbuild
+ * defines MMTUNE_BUILD_<GROUP> for each feature it builds: those whose
+ * group has hooks in this kernel's hook table and whose kernel options are
+ * on.
+ */
 const struct mmtune_desc *const mmtune_impl[] = {
-#ifdef CONFIG_SWAP
+#ifdef MMTUNE_BUILD_SWAP_SLOTS
 	&swap_slots_feature,
 #endif
-#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+#ifdef MMTUNE_BUILD_THP_SWAP
 	&thp_swap_feature,
+#endif
+#ifdef MMTUNE_BUILD_SPLIT_ZERO
 	&split_zero_feature,
 #endif
-#ifdef CONFIG_ZSWAP
+#ifdef MMTUNE_BUILD_ZSWAP_LARGE
 	&zswap_large_feature,
 #endif
+#ifdef MMTUNE_BUILD_PCP_HIGH
 	&pcp_high_feature,
+#endif
 };
 
 const unsigned int mmtune_nr_impl = ARRAY_SIZE(mmtune_impl);
@@ -103,6 +112,16 @@ static const struct {
 #undef MMTUNE_HOOK_VOID
 #undef MMTUNE_FEATURE
 };
+
+bool mmtune_feature_offered(enum mmtune_feature id)
+{
+	unsigned int h;
+
+	for (h = 0; h < ARRAY_SIZE(mmtune_hook_slots); h++)
+		if (mmtune_hook_slots[h].id == id)
+			return true;
+	return false;
+}
 
 /*
  * Copy each feature's hooks into the one ops, only those of its own group,

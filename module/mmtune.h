@@ -17,6 +17,8 @@
 #include <linux/mmtune_hooks.h>
 #include <linux/sysfs.h>
 
+#include "compat.h"
+
 struct mmtune_desc {
 	/* The kernel's group name: sysfs directory, file and prefix. */
 	const char *name;
@@ -52,6 +54,8 @@ struct mmtune_desc {
 extern struct mmtune_ops mmtune_ops;
 
 bool mmtune_feature_is_on(enum mmtune_feature id);
+/* This kernel's hook table has hooks of the group: its line offers it. */
+bool mmtune_feature_offered(enum mmtune_feature id);
 /* Called with mmtune_knob_lock held. */
 bool mmtune_is_unloading(void);
 /* Called with mmtune_knob_lock held; sleeps. */
@@ -78,6 +82,12 @@ extern struct mutex mmtune_knob_lock;
  * mmtune_knob_lock held and the old value still in place: it can refuse
  * the value (cross-knob rules) or apply it (resize, recompute); the value is
  * stored only if it returns 0.
+ *
+ * A per-size knob (MMTUNE_KNOB_ORDER_*) tunes the large folios of one
+ * order, and is named after their size as the kernel's
+ * hugepages-<size>kB directories are. Its file exists only on kernel lines
+ * with large folios of several sizes (MMTUNE_SIZE_ORDERS, compat.h); where
+ * it does not, its value stays the default.
  */
 enum mmtune_knob_type {
 	MMTUNE_KNOB_BOOL,
@@ -92,6 +102,8 @@ struct mmtune_knob {
 	u32 min, max;
 	const char * const *choices;
 	int (*set)(u32 val);
+	/* The folio order of a per-size knob; -1 for every other knob. */
+	int order;
 };
 
 ssize_t mmtune_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -99,20 +111,28 @@ ssize_t mmtune_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
 ssize_t mmtune_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 			  const char *buf, size_t count);
 
-#define __MMTUNE_KNOB(_name, _type, _var, _min, _max, _choices, _set)	\
+#define __MMTUNE_KNOB(_name, _type, _var, _min, _max, _choices, _set,	\
+		      _order)						\
 	struct mmtune_knob _name##_knob = {				\
 		.kattr = __ATTR(_name, 0644, mmtune_knob_show,		\
 				mmtune_knob_store),			\
 		.type = _type, .val = &(_var), .min = _min, .max = _max, \
-		.choices = _choices, .set = _set,			\
+		.choices = _choices, .set = _set, .order = _order,	\
 	}
 #define MMTUNE_KNOB_BOOL(_name, _var, _set)				\
-	__MMTUNE_KNOB(_name, MMTUNE_KNOB_BOOL, _var, 0, 1, NULL, _set)
+	__MMTUNE_KNOB(_name, MMTUNE_KNOB_BOOL, _var, 0, 1, NULL, _set, -1)
 #define MMTUNE_KNOB_U32(_name, _var, _min, _max, _set)			\
-	__MMTUNE_KNOB(_name, MMTUNE_KNOB_U32, _var, _min, _max, NULL, _set)
+	__MMTUNE_KNOB(_name, MMTUNE_KNOB_U32, _var, _min, _max, NULL, _set, -1)
 #define MMTUNE_KNOB_CHOICE(_name, _var, _choices, _set)		\
 	__MMTUNE_KNOB(_name, MMTUNE_KNOB_CHOICE, _var, 0,		\
-		      ARRAY_SIZE(_choices) - 2, _choices, _set)
+		      ARRAY_SIZE(_choices) - 2, _choices, _set, -1)
+/* Per size: @_array[@_order] is the knob of the folios of that order. */
+#define MMTUNE_KNOB_ORDER_BOOL(_name, _array, _order)			\
+	__MMTUNE_KNOB(_name, MMTUNE_KNOB_BOOL, (_array)[_order], 0, 1,	\
+		      NULL, NULL, _order)
+#define MMTUNE_KNOB_ORDER_CHOICE(_name, _array, _order, _choices)	\
+	__MMTUNE_KNOB(_name, MMTUNE_KNOB_CHOICE, (_array)[_order], 0,	\
+		      ARRAY_SIZE(_choices) - 2, _choices, NULL, _order)
 
 /*
  * A feature's counters, as data: a per-CPU struct of unsigned longs (so that

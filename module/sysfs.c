@@ -155,7 +155,12 @@ static ssize_t abi_version_show(struct kobject *kobj,
 }
 static struct kobj_attribute abi_version_attr = __ATTR_RO(abi_version);
 
-/* One line per kernel feature group: "<name> on|off|unavailable". */
+/*
+ * One line per kernel feature group: "<name> on|off|unavailable|not-offered".
+ * not-offered: this kernel line has no hooks for the group (its hook table
+ * has no rows of it); unavailable: it has, but the module was built
+ * without the feature (a kernel option it needs is off).
+ */
 static ssize_t features_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
@@ -168,8 +173,9 @@ static ssize_t features_show(struct kobject *kobj, struct kobj_attribute *attr,
 	for (f = 0; f < NR_MMTUNE_FEATURES; f++)
 		len += sysfs_emit_at(buf, len, "%s %s\n",
 				     mmtune_feature_name(f),
-				     !have[f] ? "unavailable" :
-				     mmtune_feature_is_on(f) ? "on" : "off");
+				     have[f] ? (mmtune_feature_is_on(f) ? "on" : "off") :
+				     mmtune_feature_offered(f) ? "unavailable" :
+				     "not-offered");
 	return len;
 }
 static struct kobj_attribute features_attr = __ATTR_RO(features);
@@ -242,10 +248,28 @@ static int counters_init(unsigned int i, struct kobject *kobj)
 	return 0;
 }
 
+/* A per-size knob only where this kernel line has that size (compat.h). */
+static umode_t knob_visible(struct kobject *kobj, struct attribute *attr,
+			    int n)
+{
+	struct kobj_attribute *ka = container_of(attr, struct kobj_attribute,
+						 attr);
+	const struct mmtune_knob *k;
+
+	if (ka->show != mmtune_knob_show)
+		return attr->mode;
+	k = container_of(ka, struct mmtune_knob, kattr);
+	if (k->order >= 0 && !(MMTUNE_SIZE_ORDERS & BIT(k->order)))
+		return 0;
+	return attr->mode;
+}
+
 static int feature_init(unsigned int i)
 {
 	const struct mmtune_desc *f = mmtune_impl[i];
-	struct attribute_group group = { .attrs = f->attrs };
+	struct attribute_group group = {
+		.attrs = f->attrs, .is_visible = knob_visible,
+	};
 	struct kobject *kobj;
 	int ret;
 

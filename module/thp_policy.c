@@ -15,6 +15,13 @@ const char *const split_zero_mode_names[NR_SPLIT_ZERO_MODES + 1] = {
 	[SPLIT_ZERO_ALWAYS]		= "always",
 };
 
+const char *const thp_size_policy_names[NR_THP_SIZE_POLICIES + 1] = {
+	[THP_SIZE_INHERIT]	= "inherit",
+	[THP_SIZE_WHOLE]	= "whole",
+	[THP_SIZE_SPLIT]	= "split",
+	[THP_SIZE_ADAPTIVE]	= "adaptive",
+};
+
 int thp_policy_check(u32 sample_size, u32 threshold)
 {
 	if (sample_size < THP_SAMPLE_SIZE_MIN ||
@@ -45,6 +52,29 @@ unsigned int thp_sample_index(unsigned int i, unsigned int sample_size,
 	stride = nr / sample_size;
 	return (unsigned int)(((unsigned long)i * nr) / sample_size) +
 	       seed % stride;
+}
+
+enum thp_size_policy thp_size_policy_of(enum thp_size_policy size,
+					enum thp_swap_policy policy)
+{
+	switch (size) {
+	case THP_SIZE_WHOLE:
+	case THP_SIZE_SPLIT:
+	case THP_SIZE_ADAPTIVE:
+		return size;
+	default:
+		return policy == THP_SWAP_SPLIT ? THP_SIZE_SPLIT :
+		       THP_SIZE_ADAPTIVE;
+	}
+}
+
+unsigned int thp_sample_threshold(unsigned int threshold,
+				  unsigned int sample_size, unsigned int nr)
+{
+	if (!sample_size || nr >= sample_size)
+		return threshold;
+	return (unsigned int)(((unsigned long)threshold * nr + sample_size - 1) /
+			      sample_size);
 }
 
 enum thp_verdict thp_adaptive_verdict(unsigned int sampled,

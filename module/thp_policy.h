@@ -35,6 +35,18 @@ enum thp_swap_policy {
 	NR_THP_SWAP_POLICIES
 };
 
+/*
+ * thp_swap/policy_<size>kB: the policy of one folio size, on kernel lines
+ * with large folios of several sizes (6.12); inherit takes thp_swap/policy.
+ */
+enum thp_size_policy {
+	THP_SIZE_INHERIT,	/* thp_swap/policy */
+	THP_SIZE_WHOLE,		/* never split: swap out whole, as stock */
+	THP_SIZE_SPLIT,		/* always split before swap-out */
+	THP_SIZE_ADAPTIVE,	/* split sparse folios, keep dense ones whole */
+	NR_THP_SIZE_POLICIES
+};
+
 /* split_zero/mode; split_zero/enabled 0 is stock (every subpage remapped) */
 enum split_zero_mode {
 	SPLIT_ZERO_RECLAIM_ONLY,	/* only splits done by reclaim */
@@ -45,6 +57,7 @@ enum split_zero_mode {
 /* The knobs' words, NULL-terminated for sysfs_match_string(). */
 extern const char *const thp_swap_policy_names[NR_THP_SWAP_POLICIES + 1];
 extern const char *const split_zero_mode_names[NR_SPLIT_ZERO_MODES + 1];
+extern const char *const thp_size_policy_names[NR_THP_SIZE_POLICIES + 1];
 
 /* 0 if @sample_size and @threshold are in range and consistent, or -EINVAL. */
 int thp_policy_check(u32 sample_size, u32 threshold);
@@ -58,6 +71,24 @@ int thp_policy_check(u32 sample_size, u32 threshold);
  */
 unsigned int thp_sample_index(unsigned int i, unsigned int sample_size,
 			      unsigned int nr, unsigned int seed);
+
+/*
+ * The policy of a folio whose size has policy @size, with thp_swap/policy
+ * @policy: THP_SIZE_WHOLE, THP_SIZE_SPLIT or THP_SIZE_ADAPTIVE.
+ */
+enum thp_size_policy thp_size_policy_of(enum thp_size_policy size,
+					enum thp_swap_policy policy);
+
+/*
+ * The threshold of a folio of @nr subpages: the adaptive policy reads
+ * min(@sample_size, @nr) of them and splits when fewer than
+ * @threshold / @sample_size of those hold data. For a folio smaller than
+ * the sample that is the threshold scaled down, rounded up (a 16K folio
+ * read whole with 4 of 32: split only when no subpage holds data); for
+ * every other folio, @threshold itself.
+ */
+unsigned int thp_sample_threshold(unsigned int threshold,
+				  unsigned int sample_size, unsigned int nr);
 
 enum thp_verdict {
 	THP_SAMPLE_MORE,	/* read another sample */

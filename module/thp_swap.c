@@ -3,11 +3,16 @@
  * THP swap-out policy (feature group thp_swap).
  *
  * Behind the kernel's thp_swap_split hook, reclaim asks whether to split a
- * PMD-mapped THP before swap-out. With the feature off (stock) it goes out
- * whole when the swap device has THP clusters. policy "split" always
- * splits; "adaptive" reads sample_size subpages spread over the THP and
- * splits when fewer than threshold of them hold data, so dense THPs stay
- * whole. Splitting first is what lets split_zero drop the zero subpages.
+ * large anonymous folio before swap-out: a PMD-mapped THP on 6.1, an mTHP
+ * of any size (16K to 2M) on 6.12. With the feature off (stock) it goes out
+ * whole when the swap device has clusters of its size. policy "split"
+ * always splits; "adaptive" reads sample_size subpages spread over the
+ * folio (all of a smaller one, against a threshold scaled down to match)
+ * and splits when fewer than threshold of them hold data, so dense folios
+ * stay whole. On 6.12 policy_<size>kB sets the policy of one size
+ * ("inherit": policy; "whole": never split). Splitting first is what lets
+ * the zero subpages go without being written: split_zero drops them on
+ * 6.1, every 6.12 split does.
  *
  * Knobs and counters: /sys/kernel/mm/mmtune/thp_swap/, documented in
  * sysfs-docs/sysfs-kernel-mm-mmtune-thp_swap. The decisions are in
@@ -23,6 +28,8 @@
 static u32 policy = THP_SWAP_ADAPTIVE;
 static u32 sample_size = THP_SAMPLE_SIZE_DEFAULT;
 static u32 threshold = THP_THRESHOLD_DEFAULT;
+/* Per folio order (policy_<size>kB); THP_SIZE_INHERIT is 0. */
+static u32 size_policy[MMTUNE_NR_ORDERS];
 
 struct thp_swap_stats {
 	unsigned long thp_whole, thp_split, subpages_sampled,
@@ -37,11 +44,19 @@ static DEFINE_PER_CPU(struct thp_swap_stats, thp_swap_stats);
  */
 static int thp_swap_split(struct folio *folio)
 {
-	unsigned int nr = folio_nr_pages(folio);
-	unsigned int sampled = 0, nonzero = 0, size, thresh, seed;
+	unsigned int order = folio_order(folio), nr = folio_nr_pages(folio);
+	unsigned int sampled = 0, nonzero = 0, samples, size, thresh, seed;
+	enum thp_size_policy pol;
 	enum thp_verdict verdict;
 
-	if (READ_ONCE(policy) == THP_SWAP_SPLIT) {
+	pol = thp_size_policy_of(order < MMTUNE_NR_ORDERS ?
+				 READ_ONCE(size_policy[order]) : THP_SIZE_INHERIT,
+				 READ_ONCE(policy));
+	if (pol == THP_SIZE_WHOLE) {
+		this_cpu_inc(thp_swap_stats.thp_whole);
+		return MMTUNE_STOCK;
+	}
+	if (pol == THP_SIZE_SPLIT) {
 		this_cpu_inc(thp_swap_stats.thp_split);
 		return 1;
 	}
@@ -53,8 +68,10 @@ static int thp_swap_split(struct folio *folio)
 	}
 
 	/* A concurrent knob write may pair old and new values: clamp. */
-	size = min_t(unsigned int, READ_ONCE(sample_size), nr);
-	thresh = min_t(unsigned int, READ_ONCE(threshold), size);
+	samples = READ_ONCE(sample_size);
+	size = min(samples, nr);
+	thresh = min(size, thp_sample_threshold(READ_ONCE(threshold), samples,
+						nr));
 	seed = (unsigned int)(folio_pfn(folio) / nr) * 2654435761u;
 
 	while ((verdict = thp_adaptive_verdict(sampled, nonzero, size,
@@ -96,6 +113,22 @@ static MMTUNE_KNOB_U32(sample_size, sample_size, THP_SAMPLE_SIZE_MIN,
 		       THP_SAMPLE_SIZE_MAX, thp_swap_set_sample_size);
 static MMTUNE_KNOB_U32(threshold, threshold, 0, THP_THRESHOLD_MAX,
 		       thp_swap_set_threshold);
+static MMTUNE_KNOB_ORDER_CHOICE(policy_16kB, size_policy, 2,
+				thp_size_policy_names);
+static MMTUNE_KNOB_ORDER_CHOICE(policy_32kB, size_policy, 3,
+				thp_size_policy_names);
+static MMTUNE_KNOB_ORDER_CHOICE(policy_64kB, size_policy, 4,
+				thp_size_policy_names);
+static MMTUNE_KNOB_ORDER_CHOICE(policy_128kB, size_policy, 5,
+				thp_size_policy_names);
+static MMTUNE_KNOB_ORDER_CHOICE(policy_256kB, size_policy, 6,
+				thp_size_policy_names);
+static MMTUNE_KNOB_ORDER_CHOICE(policy_512kB, size_policy, 7,
+				thp_size_policy_names);
+static MMTUNE_KNOB_ORDER_CHOICE(policy_1024kB, size_policy, 8,
+				thp_size_policy_names);
+static MMTUNE_KNOB_ORDER_CHOICE(policy_2048kB, size_policy, 9,
+				thp_size_policy_names);
 
 #define STAT(field) MMTUNE_COUNTER(thp_swap_stats, field)
 static const struct mmtune_counter thp_swap_counters[] = {
@@ -109,6 +142,14 @@ static struct attribute *thp_swap_attrs[] = {
 	MMTUNE_KNOB_ATTR(policy),
 	MMTUNE_KNOB_ATTR(sample_size),
 	MMTUNE_KNOB_ATTR(threshold),
+	MMTUNE_KNOB_ATTR(policy_16kB),
+	MMTUNE_KNOB_ATTR(policy_32kB),
+	MMTUNE_KNOB_ATTR(policy_64kB),
+	MMTUNE_KNOB_ATTR(policy_128kB),
+	MMTUNE_KNOB_ATTR(policy_256kB),
+	MMTUNE_KNOB_ATTR(policy_512kB),
+	MMTUNE_KNOB_ATTR(policy_1024kB),
+	MMTUNE_KNOB_ATTR(policy_2048kB),
 	NULL,
 };
 

@@ -2,18 +2,19 @@
 /*
  * zswap stores large folios whole (feature group zswap_large).
  *
- * zswap in 6.1 refuses transparent huge pages, so with THP_SWAP every THP
- * that reclaim picks is written to the swap device even when zswap has
- * room. Behind the kernel's zswap_store_large hook, this file stores every
- * subpage of such a folio in zswap, all or nothing: when one subpage is
- * refused, every entry of the folio is invalidated and the folio takes the
- * stock path to the swap device. Nothing is lost either way, and the
- * kernel's per-page memcg charge makes the rollback exact.
+ * zswap in 6.1 and 6.12 refuses large folios (6.1: THPs; 6.12: mTHP of
+ * every order too), so every large folio that reclaim swaps out whole is
+ * written to the swap device even when zswap has room. Behind the kernel's
+ * zswap_store_large hook, this file stores every subpage of such a folio
+ * in zswap, all or nothing: when one subpage is refused, every entry of the
+ * folio is invalidated and the folio takes the stock path to the swap
+ * device. Nothing is lost either way, and the kernel's per-page memcg
+ * charge makes the rollback exact. On 6.12 a knob per folio size picks the
+ * sizes stored (store_<size>kB).
  *
  * Knobs and counters: /sys/kernel/mm/mmtune/zswap_large/, documented in
  * sysfs-docs/sysfs-kernel-mm-mmtune-zswap_large.
  */
-#include <linux/frontswap.h>
 #include <linux/jiffies.h>
 #include <linux/mm.h>
 #include <linux/sysfs.h>
@@ -31,6 +32,11 @@
 static u32 backoff_ms = 1000;
 static atomic64_t backoff_until;
 
+/* Per folio order: store folios of that size (store_<size>kB). */
+static u32 store_order[MMTUNE_NR_ORDERS] = {
+	[0 ... MMTUNE_NR_ORDERS - 1] = 1
+};
+
 struct zswap_large_stats {
 	unsigned long thp_stored, subpages_stored, subpages_rolled_back,
 		      rollback_pool_limit, rollback_cgroup_limit, rollback_nomem,
@@ -38,7 +44,7 @@ struct zswap_large_stats {
 };
 static DEFINE_PER_CPU(struct zswap_large_stats, zswap_large_stats);
 
-/* zswap_store_page() tells the cause of a refusal by its error code. */
+/* The per-subpage store tells the cause of a refusal by its error code. */
 static void zswap_large_count_rollback(int err)
 {
 	switch (err) {
@@ -62,16 +68,23 @@ static void zswap_large_count_rollback(int err)
 
 /*
  * The zswap_store_large hook. Context: the folio is locked and in the swap
- * cache; called from swap_writepage() inside the hook core's SRCU read
- * section, so it may sleep (zswap compresses under a mutex and allocates).
- * Return: 0 when every subpage is in zswap; otherwise no entry of the folio
- * is left in zswap and the caller writes the folio to the swap device.
+ * cache; called from swap_writepage() (6.1) or zswap_store() (6.12) inside
+ * the hook core's SRCU read section, so it may sleep (zswap compresses
+ * under a mutex and allocates). Return: 0 when every subpage is in zswap;
+ * otherwise the caller writes the folio to the swap device, and no entry
+ * of the folio is left in zswap (a failed store drops them here, and the
+ * kernel makes sure of it before the write).
  */
 static int zswap_large_store(struct folio *folio)
 {
+	unsigned int order = folio_order(folio);
 	long nr = folio_nr_pages(folio);
 	long stored;
 	int err = 0;
+
+	/* A size left to the swap device, as stock does. */
+	if (order >= MMTUNE_NR_ORDERS || !READ_ONCE(store_order[order]))
+		return MMTUNE_STOCK;
 
 	if (time_before64(get_jiffies_64(), (u64)atomic64_read(&backoff_until))) {
 		this_cpu_inc(zswap_large_stats.backoff_skipped);
@@ -84,7 +97,7 @@ static int zswap_large_store(struct folio *folio)
 			err = -EHWPOISON;
 			break;
 		}
-		err = frontswap_store_subpage(folio, stored);
+		err = mmtune_zswap_store_subpage(folio, stored);
 		if (err)
 			break;
 	}
@@ -98,7 +111,7 @@ static int zswap_large_store(struct folio *folio)
 	 * All, not just the first @stored: a folio stored earlier and dirtied
 	 * again still has old entries past the failed subpage.
 	 */
-	frontswap_invalidate_folio(folio);
+	mmtune_zswap_invalidate_folio(folio);
 	this_cpu_add(zswap_large_stats.subpages_rolled_back, stored);
 	zswap_large_count_rollback(err);
 	/*
@@ -116,6 +129,15 @@ static int zswap_large_store(struct folio *folio)
 }
 
 static MMTUNE_KNOB_U32(backoff_ms, backoff_ms, 0, BACKOFF_MS_MAX, NULL);
+static MMTUNE_KNOB_ORDER_BOOL(store_8kB, store_order, 1);
+static MMTUNE_KNOB_ORDER_BOOL(store_16kB, store_order, 2);
+static MMTUNE_KNOB_ORDER_BOOL(store_32kB, store_order, 3);
+static MMTUNE_KNOB_ORDER_BOOL(store_64kB, store_order, 4);
+static MMTUNE_KNOB_ORDER_BOOL(store_128kB, store_order, 5);
+static MMTUNE_KNOB_ORDER_BOOL(store_256kB, store_order, 6);
+static MMTUNE_KNOB_ORDER_BOOL(store_512kB, store_order, 7);
+static MMTUNE_KNOB_ORDER_BOOL(store_1024kB, store_order, 8);
+static MMTUNE_KNOB_ORDER_BOOL(store_2048kB, store_order, 9);
 
 /* Every large folio handed back to the stock path, by whatever reason. */
 static ssize_t fallback_disk_show(struct kobject *kobj,
@@ -143,10 +165,18 @@ static const struct mmtune_counter zswap_large_counters[] = {
 
 static struct attribute *zswap_large_attrs[] = {
 	MMTUNE_KNOB_ATTR(backoff_ms),
+	MMTUNE_KNOB_ATTR(store_8kB),
+	MMTUNE_KNOB_ATTR(store_16kB),
+	MMTUNE_KNOB_ATTR(store_32kB),
+	MMTUNE_KNOB_ATTR(store_64kB),
+	MMTUNE_KNOB_ATTR(store_128kB),
+	MMTUNE_KNOB_ATTR(store_256kB),
+	MMTUNE_KNOB_ATTR(store_512kB),
+	MMTUNE_KNOB_ATTR(store_1024kB),
+	MMTUNE_KNOB_ATTR(store_2048kB),
 	&fallback_disk_attr.attr,
 	NULL,
 };
-
 
 static const struct mmtune_ops zswap_large_hooks = {
 	.zswap_store_large	= zswap_large_store,

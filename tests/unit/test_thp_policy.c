@@ -22,6 +22,66 @@ static void policy_names_in_enum_order(void **state)
 			    "reclaim-only");
 	assert_string_equal(split_zero_mode_names[SPLIT_ZERO_ALWAYS], "always");
 	assert_null(split_zero_mode_names[NR_SPLIT_ZERO_MODES]);
+	assert_string_equal(thp_size_policy_names[THP_SIZE_INHERIT], "inherit");
+	assert_string_equal(thp_size_policy_names[THP_SIZE_WHOLE], "whole");
+	assert_string_equal(thp_size_policy_names[THP_SIZE_SPLIT], "split");
+	assert_string_equal(thp_size_policy_names[THP_SIZE_ADAPTIVE], "adaptive");
+	assert_null(thp_size_policy_names[NR_THP_SIZE_POLICIES]);
+}
+
+/* A size's own policy wins; inherit (and anything unknown) takes policy. */
+static void size_policy_over_feature_policy(void **state)
+{
+	static const enum thp_swap_policy pols[] = { THP_SWAP_SPLIT, THP_SWAP_ADAPTIVE };
+
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(thp_size_policy_of(THP_SIZE_WHOLE, pols[i]), THP_SIZE_WHOLE);
+		assert_int_equal(thp_size_policy_of(THP_SIZE_SPLIT, pols[i]), THP_SIZE_SPLIT);
+		assert_int_equal(thp_size_policy_of(THP_SIZE_ADAPTIVE, pols[i]),
+				 THP_SIZE_ADAPTIVE);
+	}
+	assert_int_equal(thp_size_policy_of(THP_SIZE_INHERIT, THP_SWAP_SPLIT), THP_SIZE_SPLIT);
+	assert_int_equal(thp_size_policy_of(THP_SIZE_INHERIT, THP_SWAP_ADAPTIVE),
+			 THP_SIZE_ADAPTIVE);
+	assert_int_equal(thp_size_policy_of(NR_THP_SIZE_POLICIES, THP_SWAP_SPLIT),
+			 THP_SIZE_SPLIT);
+}
+
+/*
+ * The threshold per folio size: unchanged for a folio at least as large as
+ * the sample (every 2M THP: the 6.1 behaviour), scaled down and rounded up
+ * for a smaller one, so that the density it splits below stays
+ * threshold / sample_size.
+ */
+static void threshold_scaled_to_small_folios(void **state)
+{
+	/* Default 4 of 32: 2M, 128K (32 pages) unchanged. */
+	assert_int_equal(thp_sample_threshold(4, 32, 512), 4);
+	assert_int_equal(thp_sample_threshold(4, 32, 32), 4);
+	/* 64K: 16 pages, 2 of 16; 32K: 1 of 8; 16K: 1 of 4. */
+	assert_int_equal(thp_sample_threshold(4, 32, 16), 2);
+	assert_int_equal(thp_sample_threshold(4, 32, 8), 1);
+	assert_int_equal(thp_sample_threshold(4, 32, 4), 1);
+	/* 0 never splits at any size; threshold = sample size stays "all". */
+	assert_int_equal(thp_sample_threshold(0, 32, 4), 0);
+	assert_int_equal(thp_sample_threshold(32, 32, 4), 4);
+	assert_int_equal(thp_sample_threshold(512, 512, 16), 16);
+	/* Rounded up: 5 of 32 on 16 pages is 2.5, so 3. */
+	assert_int_equal(thp_sample_threshold(5, 32, 16), 3);
+	/* Every 6.1 case: a 512-page THP, any valid pair, unchanged. */
+	for (unsigned int ss = 1; ss <= 512; ss++)
+		for (unsigned int t = 0; t <= ss; t += 7)
+			assert_int_equal(thp_sample_threshold(t, ss, 512), t);
+	assert_int_equal(thp_sample_threshold(4, 0, 4), 4);
+}
+
+/* A 64K folio with one page of data in 16 splits; with two it stays whole. */
+static void adaptive_on_a_64k_folio(void **state)
+{
+	unsigned int thresh = thp_sample_threshold(4, 32, 16);
+
+	assert_int_equal(thp_adaptive_verdict(16, 1, 16, thresh), THP_SPLIT);
+	assert_int_equal(thp_adaptive_verdict(2, 2, 16, thresh), THP_KEEP_WHOLE);
 }
 
 static void sample_size_and_threshold_ranges(void **state)
@@ -133,6 +193,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(policy_names_in_enum_order),
+		cmocka_unit_test(size_policy_over_feature_policy),
+		cmocka_unit_test(threshold_scaled_to_small_folios),
+		cmocka_unit_test(adaptive_on_a_64k_folio),
 		cmocka_unit_test(sample_size_and_threshold_ranges),
 		cmocka_unit_test(sample_indexes_distinct_and_in_range),
 		cmocka_unit_test(sample_index_spacing_and_clamps),

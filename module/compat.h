@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What differs between the kernel lines mmtune.ko builds for (6.1 and
+ * 6.12), besides the hooks. Which hooks a line has is its hook table's
+ * business (<linux/mmtune_hook_defs.h>): Kbuild builds a feature only where
+ * the table has rows of its group. The rest is here, in one place, so that
+ * a feature file reads the same on every line.
+ */
+#ifndef _MMTUNE_COMPAT_H
+#define _MMTUNE_COMPAT_H
+
+#include <linux/bits.h>
+#include <linux/kconfig.h>
+#include <linux/pgtable.h>
+#include <linux/version.h>
+
+/* Large folio orders 0 to PMD size: per-size knob arrays are this long. */
+#define MMTUNE_NR_ORDERS	(PMD_SHIFT - PAGE_SHIFT + 1)
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+/*
+ * 6.12 calls zswap directly (frontswap is gone since 6.5); the series
+ * exports zswap's own per-page store and rollback.
+ */
+#include <linux/zswap.h>
+#define mmtune_zswap_store_subpage(folio, index)	\
+	zswap_store_subpage(folio, index)
+#define mmtune_zswap_invalidate_folio(folio)	zswap_invalidate_folio(folio)
+
+/*
+ * 6.12 swaps out large folios of every order whole: anonymous mTHP of
+ * orders 2 to PMD (hugepages-<size>kB), shmem folios of orders 1 to PMD.
+ * The features that see them have a knob per size for these orders.
+ */
+#define MMTUNE_SIZE_ORDERS						\
+	(IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) ?			\
+	 GENMASK(MMTUNE_NR_ORDERS - 1, 1) : 0)
+#else
+/* 6.1: the series extends frontswap, zswap's front end. */
+#include <linux/frontswap.h>
+#define mmtune_zswap_store_subpage(folio, index)	\
+	frontswap_store_subpage(folio, index)
+#define mmtune_zswap_invalidate_folio(folio)	\
+	frontswap_invalidate_folio(folio)
+
+/*
+ * 6.1 has PMD-sized THPs only: the feature-wide knobs are theirs, and no
+ * per-size knob exists.
+ */
+#define MMTUNE_SIZE_ORDERS	0UL
+#endif
+
+/*
+ * Both lines spell symbol namespaces as identifiers
+ * (MODULE_IMPORT_NS(MMTUNE)); from 6.13 on they are string literals, which
+ * would go here.
+ */
+
+#endif /* _MMTUNE_COMPAT_H */
