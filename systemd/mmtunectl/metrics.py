@@ -92,8 +92,9 @@ def render(ctx, report):
           report.module_expected)
     for feat, state in sorted(report.module["features"].items()):
         f.add("mmtune_feature_available", "gauge",
-              "1 when the loaded module has a feature group (features file).",
-              state != "unavailable", [("feature", feat)])
+              "1 when the loaded module has a feature group (features file: on or off; "
+              "unavailable or not-offered on this kernel line: 0).",
+              state in ("on", "off"), [("feature", feat)])
     for feat, state in sorted(report.module["features"].items()):
         f.add("mmtune_feature_on", "gauge",
               "1 when a feature group of the module is switched on (features file).",

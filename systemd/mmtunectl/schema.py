@@ -11,7 +11,7 @@ table of /sys/kernel/mm/mmtune/ kept in sysfs-docs/ next to the ABI
 documents (and installed next to this package). One row per file, tab
 separated, with a header line:
 
-  dir  file  type  mode  default  values  constraint
+  dir  file  type  mode  default  values  constraint  lines
 
   dir         feature directory under /sys/kernel/mm/mmtune ("." for the root)
   type        bool (0/1), u32, choice, counter (one number, read-only),
@@ -23,9 +23,13 @@ separated, with a header line:
   constraint  a rule against another file of the same dir that the kernel
               enforces on write: "OP FILE" (OP one of < <= > >=), optionally
               followed by "unless N" (the value N is always accepted)
+  lines       the kernel lines (6.1, 6.12) whose module has the file, space
+              separated; a read-only file may have a row per line, differing
+              in its default only (abi_version)
 
 Every rw file becomes the profile key [mmtune.DIR] FILE; counter files are
-what status and the Prometheus output show. A feature added to the module
+what status and the Prometheus output show. A file that only some lines have
+is, like a feature directory, skipped on a kernel without it. A feature added to the module
 is added to knobs.tsv (a test checks it against sysfs-docs) and mmtunectl
 picks it up: profiles, validation, apply order, verify, status, metrics.
 """
@@ -155,7 +159,8 @@ class SchemaError(Exception):
 
 
 TABLE = "knobs.tsv"
-COLUMNS = ["dir", "file", "type", "mode", "default", "values", "constraint"]
+COLUMNS = ["dir", "file", "type", "mode", "default", "values", "constraint", "lines"]
+LINE_RE = re.compile(r"^[0-9]+\.[0-9]+$")
 TYPES = ("bool", "u32", "choice", "counter", "text")
 CONSTRAINT_RE = re.compile(r"^(<=|>=|<|>) ([a-z0-9_]+)(?: unless ([0-9]+))?$")
 
@@ -165,8 +170,11 @@ class MmFile(object):
 
     def __init__(self, row, where):
         (self.dir, self.file, self.type, self.mode, self.default, self.values,
-         self.constraint) = row
+         self.constraint, lines) = row
         self.where = where
+        self.lines = lines.split()
+        if not self.lines or not all(LINE_RE.match(l) for l in self.lines):
+            raise SchemaError("%s: lines %r: not kernel lines such as '6.1 6.12'" % (where, lines))
         rel = self.file if self.dir == "." else self.dir + "/" + self.file
         self.path = MMTUNE + "/" + rel
         self.ranges = []
@@ -188,6 +196,8 @@ class MmFile(object):
             self.choices = self.values.split("|")
         elif self.type == "bool" and self.values not in ("0|1", ""):
             raise SchemaError("%s: a bool takes 0|1" % where)
+        # The default on each line (a line's row may differ: abi_version).
+        self.defaults = dict((l, self.default) for l in self.lines)
         self.relation = None
         if self.constraint:
             m = CONSTRAINT_RE.match(self.constraint)
@@ -213,7 +223,7 @@ def read_table(path=None):
         lines = f.read().splitlines()
     if not lines or lines[0].split("\t") != COLUMNS:
         raise SchemaError("%s:1: header must be %s" % (path, "<TAB>".join(COLUMNS)))
-    seen = set()
+    seen = {}
     for n, line in enumerate(lines[1:], 2):
         if not line.strip() or line.startswith("#"):
             continue
@@ -221,18 +231,48 @@ def read_table(path=None):
         if len(cols) != len(COLUMNS):
             raise SchemaError("%s:%d: %d columns, expected %d" % (path, n, len(cols), len(COLUMNS)))
         row = MmFile(cols, "%s:%d" % (path, n))
-        if (row.dir, row.file) in seen:
+        first = seen.get((row.dir, row.file))
+        if first is None:
+            seen[(row.dir, row.file)] = row
+            rows.append(row)
+            continue
+        # Another line's row of the same file: one row per file here, with
+        # every line; only a read-only file's default may differ.
+        same = lambda r: (r.type, r.mode, r.values, r.constraint)
+        if set(first.lines) & set(row.lines) or row.mode != "ro" or same(row) != same(first):
             raise SchemaError("%s:%d: %s/%s listed twice" % (path, n, row.dir, row.file))
-        seen.add((row.dir, row.file))
-        rows.append(row)
+        first.lines += row.lines
+        first.defaults[row.lines[0]] = row.default
     return rows
+
+
+def read_line_rows(path=None):
+    """{line: [row columns]}: the table as each kernel line's module has it."""
+    path = path or table_path()
+    out = {}
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for line in lines[1:]:
+        if line.strip() and not line.startswith("#"):
+            cols = line.split("\t")
+            for l in cols[-1].split():
+                out.setdefault(l, []).append(cols[:-1])
+    return out
 
 
 MM_FILES = read_table()
 MM_DIRS = []
+# The kernel lines each directory exists on: those of its files.
+DIR_LINES = {}
 for _f in MM_FILES:
     if _f.dir != "." and _f.dir not in MM_DIRS:
         MM_DIRS.append(_f.dir)
+    DIR_LINES.setdefault(_f.dir, set()).update(_f.lines)
+
+
+def _line_only(f):
+    """A file that some lines of its directory lack (a 6.12 per-size knob)."""
+    return set(f.lines) != DIR_LINES[f.dir]
 
 _KIND = {"bool": B01, "u32": "int", "choice": "choice"}
 
@@ -249,7 +289,8 @@ def _mm_knobs():
             # Choice files show every choice, the current one in brackets.
             k = Knob("mmtune." + d, f.file, f.path, _KIND[f.type], ranges=f.ranges,
                      choices=f.choices, bracket=f.type == "choice",
-                     provider="mmtune.ko feature group " + d, feature="mmtune." + d)
+                     provider="mmtune.ko feature group " + d,
+                     feature="mmtune.%s.%s" % (d, f.file) if _line_only(f) else "mmtune." + d)
             k.default = f.default
             k.relation_text = f.constraint
             out.append(k)
@@ -275,6 +316,12 @@ for _s in MTHP_SIZES_KB:
 for _d in MM_DIRS:
     FEATURES["mmtune." + _d] = (MMTUNE + "/" + _d, "mmtune",
                                 "mmtune.ko with feature group %s (an older module lacks it)" % _d)
+# A file of one kernel line only: absent elsewhere, like a feature.
+for _f in MM_FILES:
+    if _f.dir != "." and _line_only(_f):
+        FEATURES["mmtune.%s.%s" % (_f.dir, _f.file)] = (
+            _f.path, "mmtune." + _f.dir,
+            "mmtune.ko on kernel line %s" % " or ".join(_f.lines))
 
 # One kernel setting in two forms: writing one makes the kernel zero the
 # other (dirty_ratio_handler() and friends, mm/page-writeback.c), so the

@@ -57,13 +57,19 @@ STOCK = {
 TABLE = os.path.join(REPO, "sysfs-docs", "knobs.tsv")
 
 
+# The kernel line of the fake root (proc/sys/kernel/osrelease below).
+LINE = "6.1"
+
+
 def table():
-    """[{column: value}] of knobs.tsv, read here without mmtunectl's code."""
+    """[{column: value}] of knobs.tsv on LINE, read here without mmtunectl's
+    code."""
     with open(TABLE) as f:
         lines = f.read().splitlines()
     cols = lines[0].split("\t")
-    return [dict(zip(cols, l.split("\t"))) for l in lines[1:]
+    rows = [dict(zip(cols, l.split("\t"))) for l in lines[1:]
             if l.strip() and not l.startswith("#")]
+    return [r for r in rows if LINE in r["lines"].split()]
 
 
 def feature_dirs():

@@ -84,6 +84,21 @@ def test_prometheus_output_follows_the_text_format(root, run):
     assert '{feature="we\\"ird\\\\"}' in dict(fams["mmtune_feature_on"][1])
 
 
+def test_a_feature_the_kernel_line_does_not_offer_is_not_available(root, run):
+    """6.12's features file: not-offered and unavailable are both 0."""
+    fakeroot.add_all_features(root)
+    fakeroot.write(root, "sys/kernel/mm/mmtune/features",
+                   "swap_slots not-offered\nthp_swap on\nsplit_zero not-offered\n"
+                   "zswap_large off\npcp_high unavailable")
+    rc, out, err = run("status", "--prometheus")
+    assert (rc, err) == (0, "")
+    fams = check_exposition(out)
+    assert dict(fams["mmtune_feature_available"][1]) == {
+        '{feature="swap_slots"}': 0.0, '{feature="thp_swap"}': 1.0, '{feature="split_zero"}': 0.0,
+        '{feature="zswap_large"}': 1.0, '{feature="pcp_high"}': 0.0}
+    assert dict(fams["mmtune_feature_on"][1])['{feature="thp_swap"}'] == 1.0
+
+
 def test_prometheus_without_an_apply_and_without_the_module(root, run):
     import shutil
     shutil.rmtree(os.path.join(root, "sys/kernel/mm/mmtune"))

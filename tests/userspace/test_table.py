@@ -19,22 +19,34 @@ from mmtunectl.profile import ConfigError, Loader
 DOCS = os.path.join(fakeroot.REPO, "sysfs-docs")
 MODULE = os.path.join(fakeroot.REPO, "module")
 MMTUNE = "/sys/kernel/mm/mmtune/"
-SERIES = os.path.join(fakeroot.REPO, "kernel-patches", "6.1")
+PATCHES = os.path.join(fakeroot.REPO, "kernel-patches")
+# The kernel lines: the directories of kernel-patches/ with a series.
+LINES = sorted(d for d in os.listdir(PATCHES)
+               if os.path.isfile(os.path.join(PATCHES, d, "series")))
+
+
+def doc_blocks():
+    """[(paths under mmtune/, mode RO|RW|WO|None, description in one line,
+    [KernelVersion lines])]: one per entry; an entry may name several
+    files, one "What:" line each, as the kernel's ABI files do."""
+    out = []
+    for f in sorted(glob.glob(os.path.join(DOCS, "sysfs-kernel-mm-mmtune*"))):
+        text = open(f).read()
+        for block in re.split(r"\n\s*\n(?=What:)", text):
+            paths = re.findall(r"^What:\s*(\S+)", block, re.M)
+            if not paths:
+                continue
+            desc = " ".join(block.split("Description:", 1)[-1].split())
+            mode = re.search(r"\((RO|RW|WO)\)", desc)
+            kv = re.search(r"^KernelVersion:\s*(.*)$", block, re.M)
+            out.append(([p[len(MMTUNE):] for p in paths], mode.group(1) if mode else None, desc,
+                        [v.strip() for v in kv.group(1).split(",")] if kv else []))
+    return out
 
 
 def doc_entries():
     """{path under mmtune/: (mode RO|RW|WO|None, description in one line)}."""
-    out = {}
-    for f in sorted(glob.glob(os.path.join(DOCS, "sysfs-kernel-mm-mmtune*"))):
-        text = open(f).read()
-        for block in re.split(r"^(?=What:)", text, flags=re.M):
-            m = re.match(r"What:\s*(\S+)", block)
-            if not m:
-                continue
-            desc = " ".join(block.split("Description:", 1)[-1].split())
-            mode = re.search(r"\((RO|RW|WO)\)", desc)
-            out[m.group(1)[len(MMTUNE):]] = (mode.group(1) if mode else None, desc)
-    return out
+    return dict((p, (mode, desc)) for paths, mode, desc, _ in doc_blocks() for p in paths)
 
 
 def rel(row):
@@ -107,7 +119,7 @@ def module_files():
             continue
         d = m.group(1)
         out[d + "/enabled"] = "rw"
-        for n in re.findall(r"MMTUNE_KNOB_(?:U32|BOOL|CHOICE)\((\w+),", text):
+        for n in re.findall(r"MMTUNE_KNOB_(?:ORDER_)?(?:U32|BOOL|CHOICE)\((\w+),", text):
             out[d + "/" + n] = "rw"
         body = re.search(r"static struct attribute \*%s_attrs\[\] = \{(.*?)\};" % d,
                          text, re.S).group(1)
@@ -123,35 +135,64 @@ def test_table_matches_the_module_code():
     assert module_files() == dict((rel(r), r.mode) for r in schema.MM_FILES)
 
 
-@pytest.fixture(scope="module")
-def hook_headers(tmp_path_factory):
-    """{name: text} of include/linux/mmtune_hook*.h as the whole series
-    leaves them: its hunks of those files applied in series order."""
+def test_lines_are_the_series():
+    """The table's lines are kernel-patches/' lines, each with rows."""
+    assert LINES == sorted(schema.read_line_rows()), (LINES, sorted(schema.read_line_rows()))
+    assert "6.1" in LINES and "6.12" in LINES
+
+
+@pytest.fixture(scope="module", params=LINES)
+def hook_headers(request, tmp_path_factory):
+    """(line, {name: text}) of include/linux/mmtune_hook*.h as a line's
+    whole series leaves them: its hunks of those files applied in order."""
     if not shutil.which("git"):
         pytest.skip("no git to apply the series' header hunks")
+    series = os.path.join(PATCHES, request.param)
     out = str(tmp_path_factory.mktemp("series"))
-    with open(os.path.join(SERIES, "series")) as f:
+    with open(os.path.join(series, "series")) as f:
         patches = [l.split()[0] for l in f if l.strip() and not l.startswith("#")]
     for p in patches:
         subprocess.check_call(["git", "apply", "--include=include/linux/mmtune_hook*.h",
-                               os.path.join(SERIES, p)], cwd=out)
+                               os.path.join(series, p)], cwd=out)
     d = os.path.join(out, "include", "linux")
-    return dict((n, open(os.path.join(d, n)).read()) for n in os.listdir(d))
+    return request.param, dict((n, open(os.path.join(d, n)).read()) for n in os.listdir(d))
 
 
 def test_abi_version_row_is_the_kernels(hook_headers):
-    """A patch that bumps MMTUNE_ABI_VERSION bumps the abi_version row too."""
-    m = re.search(r"^#define MMTUNE_ABI_VERSION\s+(\d+)$", hook_headers["mmtune_hooks.h"], re.M)
+    """A patch that bumps MMTUNE_ABI_VERSION bumps that line's abi_version
+    row too (each line numbers its own ABI)."""
+    line, headers = hook_headers
+    m = re.search(r"^#define MMTUNE_ABI_VERSION\s+(\d+)$", headers["mmtune_hooks.h"], re.M)
     row = [r for r in schema.MM_FILES if (r.dir, r.file) == (".", "abi_version")][0]
-    assert row.default == m.group(1), "knobs.tsv abi_version %s, MMTUNE_ABI_VERSION %s" % (
-        row.default, m.group(1))
+    assert row.defaults.get(line) == m.group(1), "knobs.tsv abi_version on %s: %s, MMTUNE_ABI_VERSION %s" % (
+        line, row.defaults.get(line), m.group(1))
 
 
 def test_feature_dirs_are_the_kernel_groups_in_its_order(hook_headers):
-    """The features file lists the groups in the kernel's order; the table's
-    directories come in the same order (fakeroot and the docs rely on it)."""
-    groups = re.findall(r"^MMTUNE_FEATURE\(\w+, (\w+),", hook_headers["mmtune_hook_defs.h"], re.M)
-    assert schema.MM_DIRS == groups
+    """Every line's hook table declares the same groups, in the order of the
+    table's directories (the features file's order; fakeroot and the docs
+    rely on it). A line has a group's directory exactly when its table has
+    hook rows of that group: module/Kbuild builds the feature then, and the
+    features file says not-offered otherwise."""
+    line, headers = hook_headers
+    defs = headers["mmtune_hook_defs.h"]
+    features = re.findall(r"^MMTUNE_FEATURE\((\w+), (\w+),", defs, re.M)
+    assert schema.MM_DIRS == [name for _, name in features]
+    hooked = set(re.findall(r"^MMTUNE_HOOK(?:_VOID)?\((\w+),", defs, re.M))
+    on_line = [d for d in schema.MM_DIRS if line in schema.DIR_LINES[d]]
+    assert on_line == [name for ident, name in features if ident in hooked], line
+
+
+def test_docs_name_the_lines_of_the_table():
+    """Each entry's KernelVersion is the lines its files are on (the
+    directory's: the lines of its files)."""
+    lines = dict((rel(r), sorted(r.lines)) for r in schema.MM_FILES)
+    for d in schema.MM_DIRS:
+        lines[d + "/"] = sorted(schema.DIR_LINES[d])
+    lines[""] = LINES
+    for paths, _, _, kv in doc_blocks():
+        for p in paths:
+            assert sorted(kv) == lines[p], "%s: KernelVersion %s, table %s" % (p, kv, lines[p])
 
 
 def test_schema_takes_every_mmtune_knob_and_counter_from_the_table():
@@ -215,13 +256,22 @@ def test_status_shows_pcp_counters(root, run):
             assert "  mmtune.%s.%s " % (d, n) in out
 
 
+H = "\t".join(schema.COLUMNS) + "\n"
+
+
 @pytest.mark.parametrize("text,error", [
     ("dir\tfile\n", ":1: header must be"),
-    ("\t".join(schema.COLUMNS) + "\nzswap\tx\tu32\trw\t1\t1-a\t\n", ":2: values '1-a'"),
-    ("\t".join(schema.COLUMNS) + "\nzswap\tx\tfloat\trw\t1\t\t\n", ":2: unknown type 'float'"),
-    ("\t".join(schema.COLUMNS) + "\nzswap\tx\tcounter\trw\t0\t\t\n", ":2: a counter file is read-only"),
-    ("\t".join(schema.COLUMNS) + "\nzswap\tx\tu32\trw\t1\t0-9\t< y z\n", ":2: constraint '< y z'"),
-    ("\t".join(schema.COLUMNS) + "\nzswap\tx\tu32\trw\t1\t0-9\n", ":2: 6 columns, expected 7"),
+    (H + "zswap\tx\tu32\trw\t1\t1-a\t\t6.1\n", ":2: values '1-a'"),
+    (H + "zswap\tx\tfloat\trw\t1\t\t\t6.1\n", ":2: unknown type 'float'"),
+    (H + "zswap\tx\tcounter\trw\t0\t\t\t6.1\n", ":2: a counter file is read-only"),
+    (H + "zswap\tx\tu32\trw\t1\t0-9\t< y z\t6.1\n", ":2: constraint '< y z'"),
+    (H + "zswap\tx\tu32\trw\t1\t0-9\t\n", ":2: 7 columns, expected 8"),
+    (H + "zswap\tx\tu32\trw\t1\t0-9\t\t\n", ":2: lines ''"),
+    (H + "zswap\tx\tu32\trw\t1\t0-9\t\t6.x\n", ":2: lines '6.x'"),
+    # A file twice: only read-only, on other lines, differing in the default.
+    (H + "z\tx\ttext\tro\t1\t\t\t6.1\nz\tx\ttext\tro\t2\t\t\t6.1 6.12\n", ":3: z/x listed twice"),
+    (H + "z\tx\tu32\trw\t1\t0-9\t\t6.1\nz\tx\tu32\trw\t2\t0-9\t\t6.12\n", ":3: z/x listed twice"),
+    (H + "z\tx\ttext\tro\t1\t\t\t6.1\nz\tx\tcounter\tro\t2\t\t\t6.12\n", ":3: z/x listed twice"),
 ])
 def test_a_malformed_table_names_file_and_line(tmp_path, text, error):
     p = tmp_path / "knobs.tsv"
@@ -229,3 +279,25 @@ def test_a_malformed_table_names_file_and_line(tmp_path, text, error):
     with pytest.raises(schema.SchemaError) as e:
         schema.read_table(str(p))
     assert error in str(e.value)
+
+
+def test_a_file_per_line_row_keeps_each_lines_default(tmp_path):
+    p = tmp_path / "knobs.tsv"
+    p.write_text(H + ".\tabi_version\ttext\tro\t10\t\t\t6.1\n.\tabi_version\ttext\tro\t1\t\t\t6.12\n")
+    rows = schema.read_table(str(p))
+    assert len(rows) == 1 and rows[0].lines == ["6.1", "6.12"]
+    assert rows[0].defaults == {"6.1": "10", "6.12": "1"}
+    assert schema.read_line_rows(str(p)) == {
+        "6.1": [[".", "abi_version", "text", "ro", "10", "", ""]],
+        "6.12": [[".", "abi_version", "text", "ro", "1", "", ""]]}
+
+
+def test_a_knob_of_one_line_is_skipped_where_absent(root, run):
+    """A 6.12 per-size knob in a profile, on a kernel without it (the fake
+    root is 6.1): skipped like an absent feature, not an error."""
+    fakeroot.add_all_features(root)
+    fakeroot.write(root, "etc/mmtune/profiles/p.conf",
+                   "[mmtune.thp_swap]\nenabled = 1\npolicy_64kB = split\n")
+    rc, out, err = run("apply", "p")
+    assert rc == 0, out + err
+    assert "mmtune.thp_swap.policy_64kB" in out + err and "6.12" in out + err, out + err

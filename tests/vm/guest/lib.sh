@@ -7,8 +7,15 @@ HOOKS_STATE=/sys/kernel/debug/mmtune_hooks
 FEATURES=$(echo $(awk '$1 != "abi_version" && $1 != "registered" && $1 != "hook" { print $1 }' "$HOOKS_STATE" 2>/dev/null))
 # The knob table: every file of /sys/kernel/mm/mmtune (sysfs-docs/knobs.tsv).
 KNOBS=/sysfs-docs/knobs.tsv
-# knob_rows [DIR]: the table's rows (of DIR), tab separated, no comments.
-knob_rows() { awk -F'\t' -v d="${1:-}" '!/^#/ && $1 != "dir" && (d == "" || $1 == d)' "$KNOBS"; }
+# The kernel line running (6.1, 6.12): the table's "lines" column.
+MMTUNE_LINE=$(uname -r | cut -d. -f1,2)
+# knob_rows [DIR]: the table's rows (of DIR) on this kernel line, tab
+# separated, without the lines column, no comments.
+knob_rows() {
+	awk -F'\t' -v d="${1:-}" -v line="$MMTUNE_LINE" '!/^#/ && $1 != "dir" &&
+		(d == "" || $1 == d) && index(" " $8 " ", " " line " ") {
+		print $1 "\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 "\t" $7 }' "$KNOBS"
+}
 
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 4; }
