@@ -1,15 +1,46 @@
 #!/bin/bash
 # Static checks as TAP: checkpatch.pl (kernel style) on the module, the test
 # modules and the kernel patches; get_abi.pl (ABI document format) on
-# sysfs-docs/. Both tools come from the kernel tree we build against; their
-# warnings count as failures. Also, without the kernel tree: the series file,
-# the [PATCH i/N] numbering and the cover letter's list agree.
+# sysfs-docs/. Both tools come from the kernel tree we build against (6.1);
+# the patches of another line (kernel-patches/6.12) are checked with the
+# checkpatch.pl of that line's pristine source (linux-source-LINE, unpacked
+# once into the cache by scripts/kernel-lib.sh). Their warnings count as
+# failures. Also, without the kernel tree: per line, the series file, the
+# [PATCH i/N] numbering and the cover letter's list agree.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 kdir=${KDIR:-$repo/build/kernel}
+cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 cd "$repo"
 . tests/lib/tap.sh
+
+# The kernel lines: kernel-patches/LINE with a series. 6.1 is the tree we
+# build against ($kdir).
+lines=()
+for d in kernel-patches/*/series; do
+	d=${d%/series}
+	lines+=("${d#kernel-patches/}")
+done
+declare -A line_tree=([6.1]=$kdir)
+# line_tree LINE: sets line_tree[LINE] to that line's pristine tree, or to
+# "" with the reason in line_skip[LINE].
+declare -A line_skip=()
+find_line_tree() {
+	local line=$1 out
+	[ -n "${line_tree[$line]+x}" ] && return
+	out=$( (
+		log() { echo "$*" >&2; }
+		die() { echo "$*"; exit 1; }
+		series_dir=$repo/kernel-patches/$line
+		. scripts/kernel-lib.sh
+		src_pkg=linux-source-$line
+		kernel_source >/dev/null 2>&1 || die "$src_pkg is not installed (apt-get install $src_pkg, from bookworm-security for 6.12)"
+		echo "$pristine"
+	) ) && [ -f "$out/scripts/checkpatch.pl" ] && { line_tree[$line]=$out; return; }
+	line_tree[$line]=""
+	line_skip[$line]=${out:-no pristine tree}
+}
 
 checks=()
 # Tracked sources only: kbuild's generated *.mod.c are not ours.
@@ -18,12 +49,16 @@ for f in $(git ls-files 'module/*.[ch]' 'tests/kmod/*.c' 2>/dev/null ||
 	checks+=("checkpatch $f")
 done
 # The cover letter has no diff to check.
-for p in kernel-patches/6.1/0*.patch; do
-	case "$p" in */0000-cover-letter.patch) continue ;; esac
-	checks+=("checkpatch $p")
+for line in "${lines[@]}"; do
+	for p in kernel-patches/$line/0*.patch; do
+		case "$p" in */0000-cover-letter.patch) continue ;; esac
+		checks+=("checkpatch $p $line")
+	done
 done
 checks+=("get_abi validate sysfs-docs" "get_abi rest sysfs-docs")
-checks+=("series kernel-patches/6.1")
+for line in "${lines[@]}"; do
+	checks+=("series kernel-patches/$line")
+done
 
 # subject PATCH: its Subject, unfolded.
 subject() {
@@ -65,12 +100,13 @@ series_problems() {
 		echo "$p: the list under 'NAME ($n):' is not the $n patch titles in order"
 }
 
-# Drop TRAILING_SEMICOLON reports whose line in the patch defines an
-# MMTUNE_HOOK X-macro; pass everything else through.
+# Drop TRAILING_SEMICOLON and MACRO_ARG_UNUSED (6.12's checkpatch) reports
+# whose line in the patch defines an MMTUNE_HOOK X-macro; pass everything
+# else through.
 xmacro_ok() {
 	local patch=$1 line n
 	while IFS= read -r line; do
-		if [[ $line == *TRAILING_SEMICOLON* ]]; then
+		if [[ $line == *TRAILING_SEMICOLON* || $line == *MACRO_ARG_UNUSED* ]]; then
 			n=${line#*.patch:}; n=${n%%:*}
 			sed -n "${n}p" "$patch" | grep -q '^+#define MMTUNE_HOOK' && continue
 		fi
@@ -89,12 +125,27 @@ for c in "${checks[@]}"; do
 		# Debian source tree, which has no upstream history, cannot
 		# look up: that one check is left to upstream review.
 		case "$2" in *.patch) flags+=(--ignore UNKNOWN_COMMIT_ID) ;; *) flags+=(-f) ;; esac
+		# compat.h is the one place that tells kernel lines apart by
+		# version (README.md, "Kernel lines"); anywhere else checkpatch
+		# keeps refusing LINUX_VERSION_CODE.
+		[ "$2" = module/compat.h ] && flags+=(--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON)
+		# A patch is checked with its own line's checkpatch.
+		tree=$kdir
+		if [ -n "${3:-}" ]; then
+			find_line_tree "$3"
+			tree=${line_tree[$3]}
+			if [ -z "$tree" ]; then
+				tap_skip "$c" "${line_skip[$3]}"
+				continue
+			fi
+		fi
 		# From the kernel tree: inside our git checkout checkpatch
 		# misreads a patch's blank context lines as trailing whitespace.
-		# One exception, the hook table's X-macros that declare the
-		# ops members (as lsm_hooks.h does): TRAILING_SEMICOLON on a
-		# "#define MMTUNE_HOOK" line of mmtune_hooks.h.
-		out=$(cd "$kdir" && perl scripts/checkpatch.pl "${flags[@]}" "$repo/$2" 2>&1 |
+		# One exception, the hook table's X-macros (as lsm_hooks.h's):
+		# TRAILING_SEMICOLON on the two that declare the ops members,
+		# MACRO_ARG_UNUSED on those that need only some columns of a
+		# row, on a "#define MMTUNE_HOOK" line of mmtune_hooks.h.
+		out=$(cd "$tree" && perl scripts/checkpatch.pl "${flags[@]}" "$repo/$2" 2>&1 |
 			grep -E '(ERROR|WARNING|CHECK):' | xmacro_ok "$repo/$2") ;;
 	get_abi)
 		out=$(perl "$kdir/scripts/get_abi.pl" --dir "$3" "$2" 2>&1 >/dev/null) ;;

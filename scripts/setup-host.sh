@@ -4,8 +4,8 @@
 set -euo pipefail
 
 pkgs=(
-	# kernel source and kernel build
-	linux-source-6.1 build-essential make gcc libc6-dev bc bison flex libssl-dev libelf-dev
+	# kernel source and kernel build (6.12: bookworm-security)
+	linux-source-6.1 linux-source-6.12 linux-config-6.12 build-essential make gcc libc6-dev bc bison flex libssl-dev libelf-dev
 	dwarves cpio kmod xz-utils zstd lz4 ccache quilt rsync python3
 	# VM runner and guest userspace
 	qemu-system-x86 busybox-static util-linux procps e2fsprogs
