@@ -52,7 +52,7 @@ relay() {
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "[0-9]*) ok "$name: ${line#ok [0-9]* }" ;;
-		"ok "*) ok "$name: ${line#ok }" ;;
+		"ok "*) line=${line#ok }; ok "$name: ${line#"${line%%[! ]*}"}" ;;
 		"not ok "*) not_ok "$name: ${line#not ok [0-9]* }"; failed=1 ;;
 		"FAIL "*) not_ok "$name: ${line#FAIL }"; failed=1 ;;
 		*) note "$line" ;;
@@ -611,7 +611,7 @@ SH
 
 # Lines of the systemd shim log written since the mark (a line count).
 shim_since() { tail -n +"$(( $2 + 1 ))" "$1/var/log/systemctl-shim.log" 2>/dev/null; }
-shim_mark() { wc -l <"$1/var/log/systemctl-shim.log" 2>/dev/null || echo 0; }
+shim_mark() { wc -l 2>/dev/null <"$1/var/log/systemctl-shim.log" || echo 0; }
 
 # Our one line per hook run: the lines that start with "mmtune-dkms: ".
 mm_lines() { grep '^mmtune-dkms: ' <<<"$1" || true; }
