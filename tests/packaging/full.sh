@@ -4,7 +4,9 @@
 #            stock Debian kernel and headers (every package ii, initramfs
 #            made, one skip line per hook), a failing DKMS build, mmtune-dkms
 #            removed but not purged, an upgrade to a bumped version that
-#            reloads mmtune.service (systemctl shim), removal that stops it
+#            reloads mmtune.service (systemctl shim), removal that stops it;
+#            the DKMS states (dkms-states.sh) in the Debian 12 root and in a
+#            Debian 13 (trixie, dkms 3.2.2) root
 #   modules  mmtune-modules-<rel> .deb/.rpm against a built kernel tree,
 #            signature checked after packaging
 #   kernel   the patched kernel as packages, DKMS against its headers, the
@@ -90,6 +92,7 @@ full_checks() {
 	if [[ $parts == *" apt "* ]]; then
 		stock_apt_checks "$base" "$ver"
 		relay "DKMS states (real dkms, dpkg triggers, rpm scriptlets)" tests/packaging/dkms-states.sh "$base"
+		relay "DKMS states, Debian 13 (dkms 3.2.2, linux-run-hooks)" tests/packaging/dkms-states.sh trixie
 		relay "Debian 12 stock kernel booted with mmtune" tests/packaging/stock-boot.sh "$base"
 	fi
 
