@@ -21,9 +21,10 @@
 #   make unit | style | userspace | vm-check   one suite
 #   make check-matrix  the series and the module under 7 kernel configs
 #                  (hooks/SWAP/ZSWAP/THP/SMP off, Debian's amd64): W=1 on
-#                  the touched objects, mmtune exports, make M=; no vmlinux;
-#                  then the 6.12 series the same way, and its objects with
-#                  the hooks off against the unpatched tree's (objdump -d)
+#                  the touched objects, mmtune exports, make M=; hooks-off
+#                  disassembled against stock; each patch compiled in turn;
+#                  no vmlinux; then the 6.12 series the same way, and its
+#                  objects with the hooks off against the unpatched tree's
 #   make packages          mmtune and mmtune-dkms .deb and .rpm (build/packaging/out)
 #   make kernel-packages   the patched kernel as .deb and .rpm (cached)
 #   make check-packaging   the whole packaging suite: kernel packages, DKMS in

@@ -15,6 +15,9 @@
 #   smp-off    test + CONFIG_SMP=n
 #   debian     Debian's generic amd64 config (linux-config-6.1) adapted
 #              by packaging/kernel/distro-config.sh (hooks on)
+#   bisect     not a configuration: the series applied patch by patch to
+#              a tree of its own, and after each patch the objects the
+#              series touches compiled under test and hooks-off
 #
 # Test points: the series applies (once: one patched source tree for all
 # configurations), then per configuration
@@ -28,10 +31,24 @@
 #   module   "make M=module" (W=1) builds mmtune.ko without a compiler
 #            warning, and each mmtune symbol it uses is exported by this
 #            configuration; a skip where the hooks are off
+# and for hooks-off, one point per touched object:
+#   stock    the object disassembles (objdump -dr, the file name line
+#            dropped) as the one built from the unpatched tree with the
+#            same config, plus only the patches listed in stock_fixes
+#            below (each justified in the cover letter). Where line
+#            numbers differ (lockdep's RCU checks pass __LINE__, and the
+#            series moves lines), both are built again with __LINE__
+#            fixed at 0 and must then be identical. The unpatched tree
+#            is build/matrix/stock, named as long as build/matrix/linux
+#            so that file name strings keep their offsets.
+# and for bisect, one point per patch and configuration (test, hooks-off):
+#            with the series applied up to that patch, the touched objects
+#            that exist and are built compile with W=1, without a warning.
 #
 # Only "make modules_prepare" and single objects are built, never vmlinux:
 # one O= object directory per configuration under build/matrix, kept
-# between runs (kbuild rebuilds what changed, ccache in
+# between runs (the unpatched tree and the bisect tree are hard-linked
+# copies of the pristine tree, each file a patch writes copied first) (kbuild rebuilds what changed, ccache in
 # $MMTUNE_CACHE/ccache makes the rest cheap). The patched tree is rebuilt
 # when its inputs change (series, test-vm.config, distro-config.sh,
 # Debian's config, compiler, this script) or with --fresh. Compiles run
@@ -47,14 +64,24 @@ distro_config=$repo/packaging/kernel/distro-config.sh
 debian_cfg=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
 work=$repo/build/matrix
 tree=$work/linux
+stock=$work/stock
+bisect=$work/bisect
 logs=$work/logs
 jobs=${MMTUNE_MATRIX_JOBS:-2}
 
-all_configs=(test hooks-off swap-off zswap-off thp-off smp-off debian)
+# Patches of the series that change the kernel also with
+# CONFIG_MMTUNE_HOOKS=n: fixes that stand without mmtune, each justified in
+# the cover letter (0000). hooks-off is compared with the unpatched tree
+# plus these; nothing else may differ.
+#   0001: backport of upstream's "mm: zswap: properly synchronize freeing
+#         resources during CPU hotunplug" (a use-after-free of stock 6.1).
+stock_fixes=(0001-mm-zswap-synchronize-freeing-per-CPU-resources-with-.patch)
+
+all_configs=(test hooks-off swap-off zswap-off thp-off smp-off debian bisect)
 # What each configuration requests on top of its base, and its base.
 declare -A want=([test]=MMTUNE_HOOKS=y [hooks-off]=MMTUNE_HOOKS=n
 	[swap-off]=SWAP=n [zswap-off]=ZSWAP=n [thp-off]=TRANSPARENT_HUGEPAGE=n
-	[smp-off]=SMP=n [debian]=MMTUNE_HOOKS=y)
+	[smp-off]=SMP=n [debian]=MMTUNE_HOOKS=y [bisect]=-)
 
 fresh=0
 configs=()
@@ -82,12 +109,17 @@ export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$work CCACHE_MAXSIZE=5G
 # -Wno-error overrides CONFIG_WERROR (on in x86_64_defconfig): a warning
 # fails the compile step anyway, and every object is still made, so the
 # other warnings, the exports and the module are checked too.
-kmake() {
-	local obj=$1
-	shift
-	nice -n 10 make -C "$tree" O="$obj" -j"$jobs" CC="ccache gcc" HOSTCC="ccache gcc" \
-		W=1 KCFLAGS=-Wno-error "$@"
+# kmake_in SRC OBJDIR ARGS...: the same for the source tree SRC; with
+# nolines=1 in the environment __LINE__ is 0 (GCC warns that it redefines
+# it: those builds are only disassembled).
+kmake_in() {
+	local src=$1 obj=$2 kcflags=-Wno-error
+	shift 2
+	[ "${nolines:-0}" = 1 ] && kcflags="$kcflags -U__LINE__ -D__LINE__=0"
+	nice -n 10 make -C "$src" O="$obj" -j"$jobs" CC="ccache gcc" HOSTCC="ccache gcc" \
+		W=1 KCFLAGS="$kcflags" "$@"
 }
+kmake() { kmake_in "$tree" "$@"; }
 
 # secs_since T0: whole seconds since T0 (from $SECONDS).
 secs_since() { echo "$((SECONDS - $1)) s"; }
@@ -105,8 +137,23 @@ n_exports=$(echo "$mmtune_exports" | grep -c .)
 if [ -z "$touched_objs" ] || [ "$n_exports" -eq 0 ]; then
 	die "found no touched .c file or no MMTUNE export in $series_dir: is the series there?"
 fi
+mapfile -t series_patches < <(awk '!/^#/ && NF { print $1 }' "$series_dir/series")
+for p in "${stock_fixes[@]}"; do
+	printf '%s\n' "${series_patches[@]}" | grep -qxF "$p" || die "stock_fixes: $p is not in $series_dir/series"
+done
+# Files a patch writes: "--- a/F" and "+++ b/F" (not /dev/null).
+patch_files() { sed -n 's|^--- a/||p; s|^+++ b/||p' "$@" | sed 's/[[:space:]].*//' | sort -u; }
+
+n_points=1
+for name in "${configs[@]}"; do
+	case "$name" in
+	bisect) n_points=$((n_points + 2 * ${#series_patches[@]})) ;;
+	hooks-off) n_points=$((n_points + 4 + $(echo "$touched_objs" | wc -l))) ;;
+	*) n_points=$((n_points + 4)) ;;
+	esac
+done
 tap_header
-tap_plan $((1 + 4 * ${#configs[@]}))
+tap_plan $n_points
 tap_diag "touched objects: $(echo "$touched_objs" | tr '\n' ' ')"
 tap_diag "mmtune exports: $(echo "$mmtune_exports" | cut -d' ' -f1 | tr '\n' ' ')"
 
@@ -127,7 +174,7 @@ else
 	# Objects of an older tree could look newer than a file the new
 	# tree has back in its pristine state (cp -a keeps mtimes): start
 	# the object directories afresh; ccache keeps this cheap.
-	rm -rf "$tree" "$work"/o-* "$work"/mod-* "$work"/configs/*
+	rm -rf "$tree" "$stock" "$bisect" "$work"/o-* "$work"/mod-* "$work"/configs/*
 	if (kernel_prepare_tree "$tree" "$logs" "$fragment") 2>"$logs/tree.log" &&
 		cp "$tree/.config" "$work/configs/test.config"; then
 		if [ -r "$debian_cfg" ]; then
@@ -154,17 +201,17 @@ fi
 
 # --- Helpers per configuration ---------------------------------------
 
-# built_objs OBJDIR: the touched objects that this configuration builds,
-# by asking kbuild's own Makefile of each directory (obj-y, obj-m, and
-# the parts of composite objects such as page-alloc.o), with the
-# configuration's auto.conf. Assumes the directory itself is built,
-# which holds for mm/.
+# built_objs OBJDIR [SRC]: the touched objects that this configuration
+# builds from SRC (default: the patched tree), by asking kbuild's own
+# Makefile of each directory (obj-y, obj-m, and the parts of composite
+# objects such as page-alloc.o), with the configuration's auto.conf.
+# Assumes the directory itself is built, which holds for mm/.
 built_objs() {
-	local obj=$1 dir objs o
+	local obj=$1 src=${2:-$tree} dir objs o
 	for dir in $(echo "$touched_objs" | xargs -n1 dirname | sort -u); do
-		objs=$(make -s --no-print-directory -f - srctree="$tree" objtree="$obj" src="$dir" obj="$dir" <<-EOF 2>/dev/null
+		objs=$(make -s --no-print-directory -f - srctree="$src" objtree="$obj" src="$dir" obj="$dir" <<-EOF 2>/dev/null
 			include $obj/include/config/auto.conf
-			include $tree/$dir/\$(if \$(wildcard $tree/$dir/Kbuild),Kbuild,Makefile)
+			include $src/$dir/\$(if \$(wildcard $src/$dir/Kbuild),Kbuild,Makefile)
 			expand = \$(foreach m,\$(1),\$(if \$(strip \$(\$(m:.o=-objs)) \$(\$(m:.o=-y))),\$(\$(m:.o=-objs)) \$(\$(m:.o=-y)),\$(m)))
 			\$(info \$(sort \$(call expand,\$(obj-y) \$(obj-m))))
 			all: ;
@@ -207,8 +254,44 @@ ksym_table() {
 	done
 }
 
+# compile_objs SRC OBJDIR LOG FRESH: make the touched objects that
+# OBJDIR's configuration builds from SRC (W=1), afresh if FRESH is 1, else
+# those kbuild finds out of date. Sets objs/objv (the objects), cc_rc
+# (make's exit status), cc_warn (warning and error lines of LOG) and
+# cc_missing (objects not made); returns 1 if the objects cannot be told.
+compile_objs() {
+	local src=$1 obj=$2 log=$3 fresh=$4 o
+	objs="" objv=() cc_rc=0 cc_warn="" cc_missing=""
+	objs=$(built_objs "$obj" "$src") && [ -n "$objs" ] || return 1
+	mapfile -t objv <<<"$objs"
+	[ "$fresh" = 1 ] && (cd "$obj" && rm -f "${objv[@]}")
+	kmake_in "$src" "$obj" -k "${objv[@]}" >"$log" 2>&1
+	cc_rc=$?
+	cc_warn=$(grep -E -i 'warning|error' "$log")
+	for o in $objs; do [ -f "$obj/$o" ] || cc_missing="$cc_missing $o"; done
+	return 0
+}
+
+# copy_pristine DEST FILE...: DEST as a hard-linked copy of the pristine
+# tree (seconds, no space), each FILE (a path in it) a copy of its own
+# first, so that what patch and quilt write never reaches the pristine
+# tree through a link. kbuild's O= builds write nothing into DEST.
+copy_pristine() {
+	local dest=$1 f
+	shift
+	rm -rf "$dest" && cp -al "$pristine" "$dest" && rm -f "$dest/.complete" || return 1
+	for f in "$@"; do
+		[ ! -f "$pristine/$f" ] || cp --remove-destination "$pristine/$f" "$dest/$f" || return 1
+	done
+}
+
+# disasm OBJ: objdump -dr without the line that names the file.
+disasm() { objdump -dr "$1" | tail -n +3; }
+
 # --- The matrix -------------------------------------------------------
+hooks_off_objs=""
 for name in "${configs[@]}"; do
+	[ "$name" = bisect ] && continue
 	obj=$work/o-$name
 	sym=${want[$name]%=*} val=${want[$name]#*=}
 	hooks=y
@@ -276,28 +359,22 @@ for name in "${configs[@]}"; do
 	if ! kmake "$obj" modules_prepare >"$logs/$name.prepare.log" 2>&1; then
 		tap_not_ok "$name: W=1 compile of the touched objects: make modules_prepare failed"
 		grep -E 'error|Error' "$logs/$name.prepare.log" | head -n 20 | tap_diag
-	elif ! objs=$(built_objs "$obj") || [ -z "$objs" ]; then
+	elif ! compile_objs "$tree" "$obj" "$logs/$name.compile.log" 1; then
 		tap_not_ok "$name: W=1 compile of the touched objects: cannot tell which are built"
 	else
-		mapfile -t objv <<<"$objs"
-		(cd "$obj" && rm -f "${objv[@]}")
-		kmake "$obj" -k "${objv[@]}" >"$logs/$name.compile.log" 2>&1
-		rc=$?
-		warn=$(grep -E -i 'warning|error' "$logs/$name.compile.log")
-		missing=""
-		for o in $objs; do [ -f "$obj/$o" ] || missing="$missing $o"; done
 		desc="$name: W=1 compile of the $(echo "$objs" | wc -w) touched objects built here, no warning"
-		[ $rc -eq 0 ] && [ -z "$missing" ] && step_ok=1
-		if [ $step_ok -eq 1 ] && [ -z "$warn" ]; then
+		[ $cc_rc -eq 0 ] && [ -z "$cc_missing" ] && step_ok=1
+		if [ $step_ok -eq 1 ] && [ -z "$cc_warn" ]; then
 			tap_ok "$desc ($(secs_since $t0))"
 		else
 			tap_not_ok "$desc"
-			[ $rc -eq 0 ] || tap_diag "make exited $rc (log: $logs/$name.compile.log)"
-			[ -z "$missing" ] || tap_diag "not made:$missing"
+			[ $cc_rc -eq 0 ] || tap_diag "make exited $cc_rc (log: $logs/$name.compile.log)"
+			[ -z "$cc_missing" ] || tap_diag "not made:$cc_missing"
 			grep -E -i -A4 'warning|error' "$logs/$name.compile.log" | head -n 60 | tap_diag
 		fi
 		notbuilt=$(echo "$touched_objs" | grep -vxF -f <(echo "$objs") | tr '\n' ' ')
 		[ -z "$notbuilt" ] || tap_diag "$name: not built in this configuration (not compiled): $notbuilt"
+		[ $step_ok -eq 1 ] && [ "$name" = hooks-off ] && hooks_off_objs=$objs
 	fi
 	if [ $step_ok -eq 0 ]; then
 		for step in exports module; do tap_skip "$name: $step" "the objects were not made"; done
@@ -389,6 +466,193 @@ for name in "${configs[@]}"; do
 		[ -z "$bad" ] || tap_diag "used by mmtune.ko but not exported in namespace MMTUNE here:$bad"
 		[ -z "$warn" ] || echo "$warn" | head -n 40 | tap_diag
 	fi
+done
+
+# --- hooks-off against the unpatched tree -----------------------------
+# One point per touched object: its disassembly with relocations is the
+# unpatched tree's (plus stock_fixes) with the same config, or differs
+# only in __LINE__ constants.
+stock_compare() {
+	local sobj=$work/o-stock pobj=$work/o-hooks-off l0=0 o f p fixed n t0=$SECONDS
+	local stock_objs cfgdiff fix_files
+	local -A fix_of=()
+	for p in "${stock_fixes[@]}"; do
+		for f in $(patch_files "$series_dir/$p"); do fix_of[$f]="${fix_of[$f]:+${fix_of[$f]}, }${p%%-*}"; done
+	done
+	fail_all() {
+		for o in $touched_objs; do tap_not_ok "hooks-off: $o disassembles as stock: $1"; done
+		[ -z "${2:-}" ] || tail -n 20 "$2" | tap_diag
+	}
+	if [ -z "$hooks_off_objs" ]; then
+		for o in $touched_objs; do tap_skip "hooks-off: $o disassembles as stock" "hooks-off did not compile"; done
+		return
+	fi
+	# The unpatched tree plus stock_fixes, kept while the series is.
+	if [ "$(cat "$stock/.matrix-key" 2>/dev/null)" != "$key" ]; then
+		rm -rf "$sobj" "$work"/o-stock-l0 "$work"/o-hooks-off-l0
+		fix_files=$(cd "$series_dir" && patch_files "${stock_fixes[@]}")
+		# shellcheck disable=SC2086 # one path per word
+		if ! (copy_pristine "$stock" $fix_files &&
+			for p in "${stock_fixes[@]}"; do
+				patch -d "$stock" -p1 --fuzz=0 -s --no-backup-if-mismatch <"$series_dir/$p" || exit 1
+			done) >"$logs/stock.log" 2>&1; then
+			fail_all "the unpatched tree plus ${stock_fixes[*]} cannot be made" "$logs/stock.log"
+			return
+		fi
+		echo "$key" >"$stock/.matrix-key"
+	fi
+	# The same config: hooks-off's, without the line of MMTUNE_HOOKS,
+	# which the unpatched Kconfig does not know.
+	mkdir -p "$sobj"
+	grep -v 'CONFIG_MMTUNE_HOOKS[= ]' "$pobj/.config" >"$sobj/.config"
+	if ! kmake_in "$stock" "$sobj" olddefconfig >"$logs/stock.config.log" 2>&1; then
+		fail_all "make olddefconfig failed in the unpatched tree" "$logs/stock.config.log"
+		return
+	fi
+	cfgdiff=$(diff <(grep -v 'CONFIG_MMTUNE_HOOKS[= ]' "$pobj/.config") "$sobj/.config")
+	if [ -n "$cfgdiff" ]; then
+		fail_all "the unpatched tree's config differs from hooks-off's"
+		echo "$cfgdiff" | head -n 20 | tap_diag
+		return
+	fi
+	if ! kmake_in "$stock" "$sobj" modules_prepare >"$logs/stock.prepare.log" 2>&1 ||
+		! stock_objs=$(built_objs "$sobj" "$stock"); then
+		fail_all "make modules_prepare failed in the unpatched tree" "$logs/stock.prepare.log"
+		return
+	fi
+	if [ -n "$stock_objs" ]; then
+		mapfile -t objv <<<"$stock_objs"
+		kmake_in "$stock" "$sobj" -k "${objv[@]}" >"$logs/stock.compile.log" 2>&1
+	fi
+	tap_diag "hooks-off: the unpatched tree${stock_fixes:+ plus ${stock_fixes[*]%%-*}} prepared and compiled ($(secs_since $t0))"
+	for o in $touched_objs; do
+		fixed=""
+		[ -z "${fix_of[${o%.o}.c]:-}" ] || fixed=" plus ${fix_of[${o%.o}.c]} (listed fix)"
+		local in_p=0 in_s=0
+		echo "$hooks_off_objs" | grep -qxF "$o" && in_p=1
+		echo "$stock_objs" | grep -qxF "$o" && in_s=1
+		if [ $in_p = 0 ] && [ $in_s = 0 ]; then
+			tap_ok "hooks-off: $o is built neither here nor in stock"
+			continue
+		elif [ $in_p != $in_s ]; then
+			tap_not_ok "hooks-off: $o disassembles as stock: built $([ $in_p = 1 ] && echo "with the series only" || echo "in stock only")"
+			continue
+		elif [ ! -f "$sobj/$o" ]; then
+			tap_not_ok "hooks-off: $o disassembles as stock: the unpatched tree did not compile it"
+			grep -E -i -A4 'error' "$logs/stock.compile.log" | head -n 20 | tap_diag
+			continue
+		fi
+		if cmp -s <(disasm "$pobj/$o") <(disasm "$sobj/$o"); then
+			tap_ok "hooks-off: $o disassembles as stock$fixed (objdump -dr identical)"
+			continue
+		fi
+		n=$(diff <(disasm "$pobj/$o") <(disasm "$sobj/$o") | grep -c '^[<>]')
+		# Again with __LINE__ fixed, in object directories of their own.
+		if [ $l0 = 0 ]; then
+			l0=1
+			for d in o-stock-l0:"$stock":"$sobj" o-hooks-off-l0:"$tree":"$pobj"; do
+				IFS=: read -r dir src cfg <<<"$d"
+				mkdir -p "$work/$dir"
+				cp "$cfg/.config" "$work/$dir/.config"
+				nolines=1 kmake_in "$src" "$work/$dir" olddefconfig >"$logs/$dir.prepare.log" 2>&1 &&
+					nolines=1 kmake_in "$src" "$work/$dir" modules_prepare >>"$logs/$dir.prepare.log" 2>&1 || l0=2
+			done
+		fi
+		if [ $l0 = 2 ]; then
+			tap_not_ok "hooks-off: $o disassembles as stock$fixed: $n lines differ; cannot prepare the __LINE__=0 builds"
+			continue
+		fi
+		rm -f "$work/o-stock-l0/$o" "$work/o-hooks-off-l0/$o"
+		nolines=1 kmake_in "$stock" "$work/o-stock-l0" "$o" >"$logs/stock-l0.compile.log" 2>&1
+		nolines=1 kmake_in "$tree" "$work/o-hooks-off-l0" "$o" >"$logs/hooks-off-l0.compile.log" 2>&1
+		if [ -f "$work/o-stock-l0/$o" ] && [ -f "$work/o-hooks-off-l0/$o" ] &&
+			cmp -s <(disasm "$work/o-hooks-off-l0/$o") <(disasm "$work/o-stock-l0/$o"); then
+			tap_ok "hooks-off: $o disassembles as stock$fixed (objdump -dr identical with __LINE__ fixed; $n lines differ in line numbers only)"
+		else
+			tap_not_ok "hooks-off: $o disassembles as stock$fixed"
+			tap_diag "$n lines of objdump -dr differ, also with __LINE__ fixed (< with the series, > stock):"
+			diff <(disasm "$work/o-hooks-off-l0/$o" 2>&1) <(disasm "$work/o-stock-l0/$o" 2>&1) | head -n 40 | tap_diag
+		fi
+	done
+}
+
+# --- The series patch by patch -----------------------------------------
+# A tree of its own, patched one patch at a time with quilt (--fuzz=0);
+# after each, test and hooks-off compile the touched objects that exist
+# and are built (those kbuild finds out of date: what the patch changed,
+# or a header it changed reaches; each one is compiled after the first
+# patch, so every warning is seen where it appears).
+bisect_run() {
+	local i=0 p c o t0 ok applied=1 what lost desc
+	local series_files
+	series_files=$(cd "$series_dir" && patch_files "${series_patches[@]}")
+	# shellcheck disable=SC2086 # one path per word
+	if [ $tree_ok -eq 0 ] || ! copy_pristine "$bisect" $series_files >"$logs/bisect.log" 2>&1; then
+		for p in "${series_patches[@]}"; do
+			for c in test hooks-off; do tap_not_ok "bisect: ${p%%-*} ($c): no tree to patch (see $logs/bisect.log)"; done
+		done
+		return
+	fi
+	for p in "${series_patches[@]}"; do
+		i=$((i + 1))
+		if [ $applied = 1 ] && ! (cd "$bisect" && QUILT_PATCHES="$series_dir" QUILT_PC=.pc \
+			quilt --quiltrc=- push --fuzz=0) >>"$logs/bisect.log" 2>&1; then
+			applied=0
+			tail -n 20 "$logs/bisect.log" | tap_diag
+		fi
+		for c in test hooks-off; do
+			t0=$SECONDS
+			o=$work/o-bisect-$c
+			if [ $applied = 0 ]; then
+				tap_not_ok "bisect: ${p%%-*} ($c): the series does not apply up to $p"
+				continue
+			fi
+			mkdir -p "$o"
+			cp "$work/configs/test.config" "$o/.config"
+			what=enable
+			[ $c = hooks-off ] && what=disable
+			"$bisect/scripts/config" --file "$o/.config" --$what MMTUNE_HOOKS
+			ok=1
+			if ! kmake_in "$bisect" "$o" olddefconfig >"$logs/bisect-$i-$c.log" 2>&1 ||
+				! kmake_in "$bisect" "$o" modules_prepare >>"$logs/bisect-$i-$c.log" 2>&1; then
+				tap_not_ok "bisect: ${p%%-*} ($c): make olddefconfig or modules_prepare failed"
+				grep -E 'error|Error' "$logs/bisect-$i-$c.log" | head -n 20 | tap_diag
+				continue
+			fi
+			# Once the series has the symbol, the config must keep it.
+			lost=""
+			if grep -q '^config MMTUNE_HOOKS$' "$bisect/mm/Kconfig"; then
+				if grep -qx 'CONFIG_MMTUNE_HOOKS=y' "$o/.config"; then
+					[ $c = test ] || lost="CONFIG_MMTUNE_HOOKS=y, wanted off"
+				else
+					[ $c = hooks-off ] || lost="CONFIG_MMTUNE_HOOKS off, wanted y"
+				fi
+			fi
+			[ -z "$lost" ] || ok=0
+			if ! compile_objs "$bisect" "$o" "$logs/bisect-$i-$c.compile.log" 0; then
+				tap_not_ok "bisect: ${p%%-*} ($c): cannot tell which touched objects are built"
+				continue
+			fi
+			[ $cc_rc -eq 0 ] && [ -z "$cc_missing" ] && [ -z "$cc_warn" ] || ok=0
+			desc="bisect: ${p%%-*} ($c): W=1 compile of the $(echo "$objs" | wc -w) touched objects built there, no warning"
+			if [ $ok = 1 ]; then
+				tap_ok "$desc ($(secs_since $t0))"
+			else
+				tap_not_ok "$desc"
+				[ -z "$lost" ] || tap_diag "olddefconfig gave $lost"
+				[ $cc_rc -eq 0 ] || tap_diag "make exited $cc_rc (log: $logs/bisect-$i-$c.compile.log)"
+				[ -z "$cc_missing" ] || tap_diag "not made:$cc_missing"
+				grep -E -i -A4 'warning|error' "$logs/bisect-$i-$c.compile.log" | head -n 40 | tap_diag
+			fi
+		done
+	done
+}
+
+for name in "${configs[@]}"; do
+	case "$name" in
+	hooks-off) stock_compare ;;
+	bisect) bisect_run ;;
+	esac
 done
 
 [ "$tap_failed" -eq 0 ]

@@ -1,27 +1,40 @@
 #!/bin/bash
-# DKMS states of mmtune-dkms with the real dkms (3.0.10), dpkg and
-# run-parts of a Debian 12 root (tests/packaging/rootfs.sh, cached; copied):
+# DKMS states of mmtune-dkms with the real dkms, dpkg and the kernel hooks
+# of a Debian root (tests/packaging/rootfs.sh, cached; copied): Debian 12
+# (bookworm, dkms 3.0.10, 6.1) or Debian 13 (trixie, dkms 3.2.2, 6.12).
+# The kernel hooks run as that release's kernel packages run them:
+# bookworm's "run-parts --report --exit-on-error /etc/kernel/postinst.d",
+# trixie's linux-run-hooks (the same over /etc/kernel and
+# /usr/share/kernel); the fake kernels are named after the root's line.
 #   - installing mmtune-dkms beside Debian's stock headers: one skip line;
-#   - a stock kernel's image and headers hooks, run as the kernel packages
-#     run them (run-parts of /etc/kernel/postinst.d and header_postinst.d,
-#     dkms's own hooks included): one line, not two;
+#   - a stock kernel's image and headers hooks (dkms's own included): one
+#     line, not two, and nothing else about mmtune (dkms leaves it alone);
 #   - a kernel with the hooks and no headers: one "no headers yet" line,
 #     also from "all" at package configuration;
-#   - a kernel with the hooks whose build fails: one FAILED line and one
+#   - a kernel with the hooks whose build fails: its headers hooks exit 0
+#     (the headers package configures) with one FAILED line and one
 #     attempt in /var/log/mmtune-dkms.log, however many packages then put
 #     files under /usr/src (the dpkg file trigger fires each time); one more
 #     attempt when the kernel's headers change;
 #   - "mmtune-dkms-kernel status" names every kernel's state, "dkms status"
 #     still says only "added";
+#   - why mmtune-dkms keeps its own hooks with this dkms (the control, with
+#     AUTOINSTALL="yes" written into the registered dkms.conf): dkms's own
+#     hooks then fail the failing kernel's installation (autoinstall exit
+#     11, run-parts stops), on 3.0.10 the stock kernel's too (dkms #302);
+#     3.2.2 skips the stock kernel by BUILD_EXCLUSIVE_CONFIG itself, with
+#     its multi-line warning on every hook run. If a later dkms stops
+#     failing the kernel's hooks, this case says so;
 #   - the RPM (rpm --root --nodeps into another copy): %post gives one line
 #     per kernel, the kernel-install plugin run twice for a stock kernel
 #     one line, a failed build not retried by three kernel-devel packages
 #     (%triggerin), retried by the next one once the kernel changed, the
 #     records gone after rpm -e.
 #
-#   tests/packaging/dkms-states.sh [ROOT]
+#   tests/packaging/dkms-states.sh [ROOT | bookworm | trixie]
 #
-# ROOT defaults to the cached root. The patched kernel's own packages
+# ROOT defaults to the cached bookworm root; a suite name makes (or takes
+# from the cache) that suite's root. The patched kernel's own packages
 # (image, then headers: the trigger builds, status says built) are
 # full.sh's dkms_root_checks.
 # Needs build/packaging/out/deb (packaging/build.sh deb), or the package
@@ -33,15 +46,34 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo" || exit 1
 # shellcheck disable=SC1091 # tests/packaging/lib.sh, checked on its own
 . tests/packaging/lib.sh >/dev/null
-base=${1:-$(tests/packaging/rootfs.sh)} || exit 1
+case ${1:-bookworm} in
+bookworm|trixie) base=$(tests/packaging/rootfs.sh "${1:-bookworm}") || exit 1 ;;
+*) base=$1 ;;
+esac
 ver=$(packaging/version.sh)
 deb=${MMTUNE_DKMS_DEB:-build/packaging/out/deb/mmtune-dkms_${ver}_all.deb}
 [ -f "$deb" ] || { echo "no $deb: packaging/build.sh deb first"; exit 1; }
-r=build/packaging/work/dkms-states
+osrel() { sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}\$/\1/p" "$base/etc/os-release"; }
+suite=$(osrel VERSION_CODENAME)
+r=build/packaging/work/dkms-states-$suite
 log=$r/var/log/mmtune-dkms.log
 helper=/usr/lib/mmtune-dkms/mmtune-dkms-kernel
 copy_root "$base" "$r"
 for stock in "$r"/usr/src/linux-headers-*-amd64; do stock=${stock##*/linux-headers-}; break; done
+# shellcheck disable=SC2016 # a dpkg-query format
+dkmsver=$(in_root "$r" dpkg-query -W -f '${Version}' dkms)
+echo "root: $(osrel PRETTY_NAME), dkms $dkmsver, stock headers $stock"
+# Fake kernels of the root's line, named as that release names its own
+# (6.1.0-<abi>-amd64 on Debian 12, 6.12.<n>+deb13-amd64 on Debian 13).
+line=$(echo "$stock" | cut -d. -f1-2)
+case $suite in
+bookworm) k=$line.0-57-amd64 k2=$line.0-58-amd64 ;;
+*) k=$line.900+deb13-amd64 k2=$line.901+deb13-amd64 ;;
+esac
+# The initramfs hook (trixie's stock image brings initramfs-tools) is not
+# under test and fails for the fake kernels below; mmtune's and dkms's
+# hooks run before it.
+rm -f "$r/etc/kernel/postinst.d/initramfs-tools"
 
 n=0 fails=0
 case_ok() {	# NAME STATUS OUTPUT
@@ -50,10 +82,29 @@ case_ok() {	# NAME STATUS OUTPUT
 }
 lines() { grep '^mmtune-dkms: ' <<<"$1" || true; }
 attempts() { grep -c "^== .* dkms install -m mmtune -v $ver -k $1\$" "$log" 2>/dev/null; }
-# hooks KVER: what linux-image-KVER and linux-headers-KVER run.
-hooks() {
-	in_root "$r" run-parts --report --arg="$1" --arg="/boot/vmlinuz-$1" /etc/kernel/postinst.d
-	in_root "$r" run-parts --report --arg="$1" /etc/kernel/header_postinst.d
+# image_hooks KVER, headers_hooks KVER: what linux-image-KVER and
+# linux-headers-KVER run in their postinst; hooks KVER: both.
+image_hooks() {
+	if [ -x "$r/usr/bin/linux-run-hooks" ]; then
+		in_root "$r" linux-run-hooks image postinst "$1" "/boot/vmlinuz-$1" -- configure
+	else
+		in_root "$r" run-parts --report --exit-on-error --arg="$1" --arg="/boot/vmlinuz-$1" /etc/kernel/postinst.d
+	fi
+}
+headers_hooks() {
+	if [ -x "$r/usr/bin/linux-run-hooks" ]; then
+		in_root "$r" linux-run-hooks headers postinst "$1" -- configure
+	else
+		in_root "$r" run-parts --report --exit-on-error --arg="$1" /etc/kernel/header_postinst.d
+	fi
+}
+hooks() { image_hooks "$1" && headers_hooks "$1"; }
+# others OUTPUT: lines of hook output about the mmtune module that are not
+# mmtune-dkms's own (dkms's autoinstall prints "mmtune/<ver>", "module(s)
+# mmtune"), and errors; not run-parts's "HOOK:" headers or kernel names.
+others() {
+	grep -vE '^mmtune-dkms: |^/(etc|usr/share)/kernel/[^ ]*:$' <<<"$1" |
+		grep -E 'mmtune/|module\(s\) mmtune|BUILD_EXCLUSIVE|Error!|exited with return code' || true
 }
 # touch_usr_src: a package that puts a file under /usr/src, installed
 # (again), which fires mmtune-dkms's dpkg file trigger.
@@ -73,33 +124,38 @@ out=$(in_root "$r" apt-get install -y "/var/tmp/${deb##*/}" 2>&1); rc=$?; out=${
 case_ok "apt installs mmtune-dkms beside the stock headers $stock: one skip line" $? "$out"
 
 # 2. A stock kernel: image and headers hooks, as its packages run them.
-k=6.1.0-57-amd64
 mkdir -p "$r/lib/modules/$k"
 cp "$r/usr/src/linux-headers-$stock/.config" "$r/boot/config-$k"
+: >"$r/boot/vmlinuz-$k"
 ln -s "/usr/src/linux-headers-$stock" "$r/lib/modules/$k/build"
 out=$(hooks "$k" 2>&1); rc=$?
 [ $rc = 0 ] && [ "$(lines "$out")" = "mmtune-dkms: $k has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped; the kernel runs with stock values" ] &&
-	! grep -qE 'Error!|exited with return code' <<<"$out"
-case_ok "stock kernel $k: image and headers hooks (dkms's too) give one skip line, no error" $? "$out"
+	[ -z "$(others "$out")" ]
+case_ok "stock kernel $k: image and headers hooks (dkms's too) give one skip line, no error, nothing else about mmtune" $? "$out"
 
 # 3. The hooks, no headers: a line from the image hook, and from "all".
-h=6.1.99-mmtune
-mkdir -p "$r/lib/modules/$h"; echo 'CONFIG_MMTUNE_HOOKS=y' >"$r/boot/config-$h"
-out=$(hooks "$h" 2>&1)
-[ "$(lines "$out")" = "mmtune-dkms: $h: no headers yet (/lib/modules/$h/build), mmtune.ko is built when linux-headers-$h arrives" ]
+h=$line.99-mmtune
+mkdir -p "$r/lib/modules/$h"; echo 'CONFIG_MMTUNE_HOOKS=y' >"$r/boot/config-$h"; : >"$r/boot/vmlinuz-$h"
+out=$(hooks "$h" 2>&1); rc=$?
+[ $rc = 0 ] && [ "$(lines "$out")" = "mmtune-dkms: $h: no headers yet (/lib/modules/$h/build), mmtune.ko is built when linux-headers-$h arrives" ] &&
+	[ -z "$(others "$out")" ]
 case_ok "kernel with the hooks, no headers: one 'no headers yet' line" $? "$out"
 out=$(in_root "$r" dpkg-reconfigure mmtune-dkms 2>&1)
 grep -qx "mmtune-dkms: $h: no headers yet .*" <<<"$(lines "$out")" && [ "$(lines "$out" | wc -l)" = 3 ]
 case_ok "package configuration: one line for each of the 3 kernels, the one without headers too" $? "$out"
 
 # 4. The hooks, headers whose build fails (no hook API in them).
-b=6.1.98-mmtune-broken
-mkdir -p "$r/lib/modules/$b/build/include"
-echo 'CONFIG_MMTUNE_HOOKS=y' >"$r/lib/modules/$b/build/.config"
-printf 'modules clean:\n\t@echo "no kernel tree here" >&2; exit 2\n' >"$r/lib/modules/$b/build/Makefile"
-out=$(in_root "$r" /etc/kernel/header_postinst.d/50-mmtune-dkms "$b" 2>&1); rc=$?
-[ $rc = 0 ] && [ "$(lines "$out" | wc -l)" = 1 ] && grep -q "^mmtune-dkms: $b: building mmtune $ver FAILED (dkms exit [0-9]*;" <<<"$out" && [ "$(attempts "$b")" = 1 ]
-case_ok "failing build: the headers hook exits 0 with one FAILED line, one attempt in the log" $? "$out"
+b=$line.98-mmtune-broken
+broken_headers() {
+	mkdir -p "$r/lib/modules/$1/build/include"
+	echo 'CONFIG_MMTUNE_HOOKS=y' >"$r/lib/modules/$1/build/.config"
+	printf 'modules clean:\n\t@echo "no kernel tree here" >&2; exit 2\n' >"$r/lib/modules/$1/build/Makefile"
+}
+broken_headers "$b"
+out=$(headers_hooks "$b" 2>&1); rc=$?
+[ $rc = 0 ] && [ "$(lines "$out" | wc -l)" = 1 ] && grep -q "^mmtune-dkms: $b: building mmtune $ver FAILED (dkms exit [0-9]*;" <<<"$out" &&
+	[ "$(attempts "$b")" = 1 ] && [ -z "$(others "$out")" ]
+case_ok "failing build: the headers hooks (dkms's too) exit 0 with one FAILED line, one attempt in the log" $? "$out"
 out=$(for i in 1 2 3; do touch_usr_src "$i"; done)
 [ "$(attempts "$b")" = 1 ] && [ -z "$(lines "$out")" ] && grep -q 'Processing triggers for mmtune-dkms' <<<"$out"
 case_ok "three packages touching /usr/src (trigger fired each time): no retry, no line; still one attempt" $? "$out; attempts: $(attempts "$b")"
@@ -117,14 +173,36 @@ ds=$(in_root "$r" dkms status -m mmtune 2>&1)
 	[ "$ds" = "mmtune/$ver: added" ]
 case_ok "status: skipped, skipped, waiting, failed for the 4 kernels, exit 1; dkms status says only '$ds'" $? "exit $rc; $out"
 
+# 6. The control: what dkms's own autoinstall would do with mmtune (why
+# dkms.conf has no AUTOINSTALL and mmtune-dkms keeps its hooks). A stock
+# kernel installed now, and the failing kernel's headers hooks again.
+sed -i '$a AUTOINSTALL="yes"' "$r/usr/src/mmtune-$ver/dkms.conf"
+mkdir -p "$r/lib/modules/$k2"
+cp "$r/usr/src/linux-headers-$stock/.config" "$r/boot/config-$k2"
+: >"$r/boot/vmlinuz-$k2"
+ln -s "/usr/src/linux-headers-$stock" "$r/lib/modules/$k2/build"
+sout=$(image_hooks "$k2" 2>&1); src=$?
+bout=$(headers_hooks "$b" 2>&1); brc=$?
+echo "control: stock $k2: hooks exit $src, $(others "$sout" | wc -l) lines of dkms's about mmtune; failing $b: hooks exit $brc"
+case $dkmsver in
+3.0.10*)	# dkms #302: the BUILD_EXCLUSIVE skip fails autoinstall
+	what="fail the stock kernel's installation (#302) and the failing kernel's"
+	[ $src != 0 ] && grep -q 'exited with return code 11' <<<"$sout" ;;
+*)	# 3.0.11 on: skipped by dkms itself, exit 0, in several lines
+	what="skip the stock kernel themselves (BUILD_EXCLUSIVE_CONFIG, exit 0, a warning block) but fail the failing kernel's installation"
+	[ $src = 0 ] && grep -q "Autoinstall on $k2 was skipped for module(s) mmtune" <<<"$sout" ;;
+esac && [ $brc != 0 ] && grep -q 'Autoinstall on .* failed\|autoinstall for kernel: .* failed' <<<"$bout"
+case_ok "control, AUTOINSTALL=\"yes\" in dkms.conf: dkms $dkmsver's own hooks $what, so mmtune-dkms keeps its hooks" $? "$sout
+$bout"
+
 rm -rf "$r"
 
-# 6. The RPM's scriptlets, in a fresh copy (rpm's database there is empty:
+# 7. The RPM's scriptlets, in a fresh copy (rpm's database there is empty:
 # --nodeps; rpm_root of lib.sh: scriptlets chrooted with /proc and /dev).
 # kernel_devel_rpm N: a package named kernel-devel, version N, with a file
 # under /usr/src/kernels (what fires mmtune-dkms's %triggerin).
 kernel_devel_rpm() {
-	local t=build/packaging/work/dkms-states-kdevel
+	local t=build/packaging/work/dkms-states-kdevel-$suite
 	mkdir -p "$t"
 	cat >"$t/kd.spec" <<SPEC
 Name: kernel-devel
@@ -146,15 +224,13 @@ SPEC
 }
 rpmfile=build/packaging/out/rpm/mmtune-dkms-${ver}-1.noarch.rpm
 copy_root "$base" "$r"
-b=6.1.97-mmtune-broken
-mkdir -p "$r/lib/modules/$b/build/include"
-echo 'CONFIG_MMTUNE_HOOKS=y' >"$r/lib/modules/$b/build/.config"
-printf 'modules clean:\n\t@echo "no kernel tree here" >&2; exit 2\n' >"$r/lib/modules/$b/build/Makefile"
+b=$line.97-mmtune-broken
+broken_headers "$b"
 out=$(rpm_root "$r" -ivh --nodeps "$rpmfile" 2>&1); rc=$?
 [ $rc = 0 ] && [ "$(lines "$out" | wc -l)" = 2 ] && grep -q "^mmtune-dkms: $stock has no mmtune hooks" <<<"$out" &&
 	grep -q "^mmtune-dkms: $b: building mmtune $ver FAILED" <<<"$out" && [ "$(attempts "$b")" = 1 ]
 case_ok "rpm -i mmtune-dkms: %post gives one line for each of the 2 kernels (stock skipped, broken FAILED), one attempt" $? "$out"
-k=6.1.0-58-amd64
+k=$k2
 mkdir -p "$r/lib/modules/$k"
 cp "$r/usr/src/linux-headers-$stock/.config" "$r/lib/modules/$k/config"
 out=$(in_root "$r" /usr/lib/kernel/install.d/50-mmtune-dkms.install add "$k" "/lib/modules/$k/vmlinuz" 2>&1
@@ -176,7 +252,7 @@ case_ok "the broken kernel's headers change, a fourth kernel-devel: %triggerin r
 out=$(rpm_root "$r" -e --nodeps mmtune-dkms 2>&1); rc=$?
 [ $rc = 0 ] && [ ! -e "$r/var/lib/mmtune-dkms" ] && [ ! -e "$log" ] && [ -z "$(in_root "$r" dkms status -m mmtune)" ]
 case_ok "rpm -e mmtune-dkms: unregistered from DKMS, the per-kernel records and the log gone" $? "$out"
-rm -rf "$r" build/packaging/work/dkms-states-kdevel
+rm -rf "$r" "build/packaging/work/dkms-states-kdevel-$suite"
 
 echo "$((n - fails))/$n cases passed"
 [ $fails = 0 ]

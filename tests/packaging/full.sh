@@ -4,7 +4,9 @@
 #            stock Debian kernel and headers (every package ii, initramfs
 #            made, one skip line per hook), a failing DKMS build, mmtune-dkms
 #            removed but not purged, an upgrade to a bumped version that
-#            reloads mmtune.service (systemctl shim), removal that stops it
+#            reloads mmtune.service (systemctl shim), removal that stops it;
+#            the DKMS states (dkms-states.sh) in the Debian 12 root and in a
+#            Debian 13 (trixie, dkms 3.2.2) root
 #   modules  mmtune-modules-<rel> .deb/.rpm against a built kernel tree,
 #            signature checked after packaging
 #   kernel   the patched kernel as packages, DKMS against its headers, the
@@ -52,7 +54,7 @@ relay() {
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "[0-9]*) ok "$name: ${line#ok [0-9]* }" ;;
-		"ok "*) ok "$name: ${line#ok }" ;;
+		"ok "*) line=${line#ok }; ok "$name: ${line#"${line%%[! ]*}"}" ;;
 		"not ok "*) not_ok "$name: ${line#not ok [0-9]* }"; failed=1 ;;
 		"FAIL "*) not_ok "$name: ${line#FAIL }"; failed=1 ;;
 		*) note "$line" ;;
@@ -90,6 +92,7 @@ full_checks() {
 	if [[ $parts == *" apt "* ]]; then
 		stock_apt_checks "$base" "$ver"
 		relay "DKMS states (real dkms, dpkg triggers, rpm scriptlets)" tests/packaging/dkms-states.sh "$base"
+		relay "DKMS states, Debian 13 (dkms 3.2.2, linux-run-hooks)" tests/packaging/dkms-states.sh trixie
 		relay "Debian 12 stock kernel booted with mmtune" tests/packaging/stock-boot.sh "$base"
 	fi
 
@@ -611,7 +614,7 @@ SH
 
 # Lines of the systemd shim log written since the mark (a line count).
 shim_since() { tail -n +"$(( $2 + 1 ))" "$1/var/log/systemctl-shim.log" 2>/dev/null; }
-shim_mark() { wc -l <"$1/var/log/systemctl-shim.log" 2>/dev/null || echo 0; }
+shim_mark() { wc -l 2>/dev/null <"$1/var/log/systemctl-shim.log" || echo 0; }
 
 # Our one line per hook run: the lines that start with "mmtune-dkms: ".
 mm_lines() { grep '^mmtune-dkms: ' <<<"$1" || true; }

@@ -48,7 +48,7 @@ res $? "modprobe@mmtune.service logged nothing but its start and end"
 errs=$(journalctl -b -p err -o short-monotonic --no-pager 2>&1)
 tap_diag "journal, priority err and above, this boot:"; tap_diag "${errs:-(none)}"
 ml=$(journalctl -b -p err -t systemd-modules-load -o cat --no-pager 2>&1)
-[ -z "$ml" ] && ! echo "$errs" | grep -qi mmtune
+[ -z "$ml" ] && ! journalctl -b -p err -o cat --no-pager 2>&1 | grep -qi mmtune
 res $? "no error line at boot from systemd-modules-load or about mmtune (journalctl -b -p err)"
 ! find /usr/lib/modules-load.d /etc/modules-load.d /run/modules-load.d -name '*mmtune*' 2>/dev/null | grep -q .
 res $? "no mmtune modules-load.d entry"
