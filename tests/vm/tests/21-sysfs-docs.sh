@@ -5,21 +5,32 @@
 load_mmtune
 docs=/tmp/documented
 live=/tmp/live
-# "<path> <mode>" for every documented file (What: lines not ending in /).
-awk '
-	/^What:/ { what = $2; want = 0; next }
+# "<path> <mode>" for every documented file of this kernel line (What:
+# lines not ending in /; an entry may have several What: lines, and its
+# KernelVersion: names the lines it exists on).
+awk -v line="$MMTUNE_LINE" '
+	/^What:/ { if (!inwhat) n = 0; inwhat = 1; what[++n] = $2; next }
+	{ inwhat = 0 }
+	/^KernelVersion:/ { sub(/^KernelVersion:[ \t]*/, ""); gsub(/,/, " "); ours = index(" " $0 " ", " " line " ") > 0; next }
 	/^Description:/ { want = 1; next }
 	want && /\((RO|RW|WO)\)/ {
 		match($0, /\((RO|RW|WO)\)/)
 		m = substr($0, RSTART + 1, 2)
 		mode = (m == "RO") ? "444" : (m == "RW") ? "644" : "200"
-		if (what !~ /\/$/) print what, mode
+		for (i = 1; i <= n; i++)
+			if (what[i] !~ /\/$/ && ours) print what[i], mode
 		want = 0
 	}
 ' /sysfs-docs/* | sort >"$docs"
 # Paths of file A missing from file B (first column).
 only_in() { awk 'NR == FNR { seen[$1] = 1; next } !($1 in seen) { print $1 }' "$2" "$1"; }
-grep -h '^What:' /sysfs-docs/* | awk '$2 !~ /\/$/ { print $2 }' | sort >/tmp/whats
+# Every What: of this line's entries (a sanity check of the awk above).
+awk -v line="$MMTUNE_LINE" '
+	/^What:/ { if (!inwhat) n = 0; inwhat = 1; what[++n] = $2; next }
+	{ inwhat = 0 }
+	/^KernelVersion:/ { sub(/^KernelVersion:[ \t]*/, ""); gsub(/,/, " ")
+		if (index(" " $0 " ", " " line " ")) for (i = 1; i <= n; i++) if (what[i] !~ /\/$/) print what[i] }
+' /sysfs-docs/* | sort >/tmp/whats
 undocumented_mode=$(only_in /tmp/whats "$docs")
 [ -z "$undocumented_mode" ] || fail "ABI entries without (RO)/(RW)/(WO): $undocumented_mode"
 find "$MMTUNE_SYSFS" -type f | while read -r f; do echo "$f $(stat -c %a "$f")"; done | sort >"$live"
