@@ -2,9 +2,10 @@
 # Run every test suite, print each result, and end with one summary line.
 # Suites: unit (userspace, cmocka), static (checkpatch, ABI docs), userspace
 # (mmtunectl: pytest, vermin, systemd-analyze, ansible), vm (boots
-# the patched kernel under qemu and runs the guest tests), packaging (builds
-# and lints the mmtune packages). Expects the
-# kernel and modules built (the top-level "make check" does that).
+# the patched 6.1 kernel under qemu and runs the guest tests), vm-LINE (the
+# same on each other kernel line, e.g. vm-6.12), packaging (builds and lints
+# the mmtune packages). Expects the kernels and modules of every line built
+# (the top-level "make check" does that).
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,6 +46,11 @@ run_suite unit make -s -C tests/unit check
 run_suite static scripts/check-style-docs.sh
 run_suite userspace tests/userspace/run.sh
 run_suite vm tests/vm/run.sh
+# The other kernel lines: every kernel-patches/LINE with a series.
+for series in kernel-patches/*/series; do
+	line=$(basename "$(dirname "$series")")
+	[ "$line" = 6.1 ] || run_suite "vm-$line" tests/vm/run.sh --line "$line"
+done
 # The quick part only; the full one is "make check-packaging".
 run_suite packaging tests/packaging/run.sh --quick
 

@@ -8,6 +8,13 @@
  * The vmstat counters are checked too, so that a run in which nothing was
  * swapped cannot pass by accident.
  *
+ * --mthp KB reports the counters of one folio size as well (the kernel's
+ * /sys/kernel/mm/transparent_hugepage/hugepages-<KB>kB/stats: folios
+ * allocated while filling, swpout, swpout_fallback and, where the kernel
+ * has it, zswpout), and fails unless most of the region was allocated as
+ * folios of that size; the caller enables that size. --shmem puts the
+ * region in shared anonymous memory (shmem) instead of private memory.
+ *
  * Exit status: 0 pass, 1 fail, 4 skip (kselftest convention).
  */
 #define _GNU_SOURCE
@@ -35,7 +42,48 @@ struct opts {
 	bool expect_thp_swpout;
 	bool fail_evict;		/* make-it-fail during MADV_PAGEOUT */
 	uint64_t seed;
+	unsigned long data_every;	/* only every Nth page holds data; 0 = all */
+	unsigned long mthp_kib;		/* folio size whose stats to report; 0 = none */
+	unsigned int min_mthp_pct;	/* of the region allocated in such folios */
+	bool shmem;			/* MAP_SHARED | MAP_ANONYMOUS */
+	const char *zswap_writeback;	/* memory.zswap.writeback of the memcg */
 };
+
+/* The per-size stats of --mthp, by index (the alloc one depends on --shmem). */
+enum { MTHP_ALLOC, MTHP_SWPOUT, MTHP_SWPOUT_FALLBACK, MTHP_ZSWPOUT, NR_MTHP };
+static const char *const mthp_names[NR_MTHP] = {
+	"mthp_alloc", "mthp_swpout", "mthp_swpout_fallback", "mthp_zswpout",
+};
+static const char *mthp_files[NR_MTHP] = {
+	"anon_fault_alloc", "swpout", "swpout_fallback", "zswpout",
+};
+
+/*
+ * One stat of hugepages-<kib>kB; -1 if the kernel has no such file (zswpout
+ * exists only with the series' zswap_large hooks).
+ */
+static int64_t mthp_stat(unsigned long kib, const char *name)
+{
+	char path[160];
+	unsigned long long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/mm/transparent_hugepage/hugepages-%lukB/stats/%s", kib, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+static void mthp_read(unsigned long kib, int64_t *vals)
+{
+	for (int k = 0; k < NR_MTHP; k++)
+		vals[k] = mthp_stat(kib, mthp_files[k]);
+}
 
 /* The vmstat counters it checks and reports, by index. */
 enum { PSWPOUT, ZSWPOUT, THP_SWPOUT, THP_SWPOUT_FALLBACK, NR_COUNTERS };
@@ -52,7 +100,8 @@ static inline uint64_t pattern(uint64_t seed, uint64_t p, uint64_t w)
 
 static bool page_is_zero(const struct opts *o, uint64_t p)
 {
-	return o->zero_every && p % o->zero_every == 0;
+	return (o->zero_every && p % o->zero_every == 0) ||
+	       (o->data_every && p % o->data_every != 0);
 }
 
 static void fill(const struct opts *o, uint64_t *mem, uint64_t pages)
@@ -133,6 +182,10 @@ static int memcg_enter(const struct opts *o, char *dir, size_t dirlen)
 		snprintf(path, sizeof(path), "%s/memory.zswap.max", dir);
 		ret = write_file(path, "%lu", o->zswap_max_kib << 10);
 	}
+	if (!ret && o->zswap_writeback) {
+		snprintf(path, sizeof(path), "%s/memory.zswap.writeback", dir);
+		ret = write_file(path, "%s", o->zswap_writeback);
+	}
 	if (!ret) {
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 		ret = write_file(path, "%d", getpid());
@@ -147,6 +200,8 @@ static int memcg_enter(const struct opts *o, char *dir, size_t dirlen)
 		msg("in %s", dir);
 	if (o->zswap_max_kib)
 		msg("memory.zswap.max=%luK", o->zswap_max_kib);
+	if (o->zswap_writeback)
+		msg("memory.zswap.writeback=%s", o->zswap_writeback);
 	return 0;
 }
 
@@ -177,8 +232,14 @@ static void usage(void)
 		"  --evict HOW          pageout | memcg-max | memcg-high (default pageout)\n"
 		"  --limit MIB          memcg limit (default size/2)\n"
 		"  --zero-every N       leave every Nth page all zero\n"
+		"  --data-every N       only every Nth page holds data, the others stay zero\n"
 		"  --fill KIND          random (incompressible, default) or compressible (~3:1)\n"
-		"  --zswap-max KIB      memory.zswap.max of the memcg (memcg-* only)\n"
+		"  --zswap-max KIB      memory.zswap.max of the memcg\n"
+		"  --zswap-writeback 0|1  memory.zswap.writeback of the memcg\n"
+		"  --mthp KB            report hugepages-<KB>kB/stats deltas (mthp_*=)\n"
+		"  --min-mthp-pct P     with --mthp: fail unless P%% of the region was\n"
+		"                       allocated in folios of that size (default 90)\n"
+		"  --shmem              shared anonymous memory (shmem), not private\n"
 		"  --hold DIR           after eviction create DIR/evicted, wait for DIR/go\n"
 		"  --min-out-pct P      fail unless pswpout+zswpout grew by P%% of the region\n"
 		"                       (default 50)\n"
@@ -205,18 +266,25 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		OPT_CHOICE("fill", &o->fill, fill_names),
 		OPT("hold", &o->hold_dir),
 		OPT("zswap-max", &o->zswap_max_kib),
+		OPT("zswap-writeback", &o->zswap_writeback),
+		OPT("data-every", &o->data_every),
+		OPT("mthp", &o->mthp_kib),
+		OPT("min-mthp-pct", &o->min_mthp_pct),
+		OPT_FLAG("shmem", &o->shmem, true),
 	};
 
 	*o = (struct opts){ .size_mib = 64, .thp = true, .min_out_pct = 50,
-			    .seed = 0x6d6d74756e65ULL };
+			    .seed = 0x6d6d74756e65ULL, .min_mthp_pct = 90 };
 	if (parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts)) != argc ||
-	    !o->size_mib || o->min_out_pct > 100)
+	    !o->size_mib || o->min_out_pct > 100 || o->min_mthp_pct > 100 ||
+	    (o->mthp_kib && (o->mthp_kib < 8 || (o->mthp_kib & (o->mthp_kib - 1)))))
 		usage();
 }
 
 int main(int argc, char **argv)
 {
 	uint64_t before[NR_COUNTERS], d[NR_COUNTERS];
+	int64_t mthp_before[NR_MTHP], mthp_d[NR_MTHP], folios = 0;
 	char cgdir[128] = "";
 	struct opts o;
 	uint64_t pages, out, bad, thps;
@@ -228,10 +296,12 @@ int main(int argc, char **argv)
 	parse_opts(argc, argv, &o);
 	fill_mode = o.fill;
 	pages = (o.size_mib << 20) / PAGE_SZ;
-	msg("%lu MiB, %s pages, %s fill, evict by %s, zero every %lu",
-	    o.size_mib, o.thp ? "THP" : "4K",
+	msg("%lu MiB %s, %s pages, %s fill, evict by %s, zero every %lu, data every %lu",
+	    o.size_mib, o.shmem ? "shmem" : "anonymous", o.thp ? "THP" : "4K",
 	    o.fill == FILL_COMPRESSIBLE ? "compressible" : "random",
-	    evict_names[o.evict], o.zero_every);
+	    evict_names[o.evict], o.zero_every, o.data_every);
+	if (o.shmem)
+		mthp_files[MTHP_ALLOC] = "shmem_alloc";
 
 	/* Over-allocate so that the region starts on a THP boundary. */
 	mem = mmap_thp_aligned(o.size_mib << 20, &raw);
@@ -239,18 +309,33 @@ int main(int argc, char **argv)
 		msg("mmap: %s", strerror(errno));
 		return KSFT_FAIL;
 	}
+	/* shmem: the same place, shared (a PMD-mappable start, as for anon). */
+	if (o.shmem && mmap(mem, o.size_mib << 20, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		msg("mmap(MAP_SHARED | MAP_ANONYMOUS): %s", strerror(errno));
+		return KSFT_FAIL;
+	}
+	if (o.mthp_kib && mthp_stat(o.mthp_kib, mthp_files[MTHP_ALLOC]) < 0) {
+		msg("no /sys/kernel/mm/transparent_hugepage/hugepages-%lukB/stats/%s: kernel without %lukB folios",
+		    o.mthp_kib, mthp_files[MTHP_ALLOC], o.mthp_kib);
+		return KSFT_SKIP;
+	}
 	if (madvise(mem, o.size_mib << 20, o.thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE)) {
 		msg("madvise(%s): %s", o.thp ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE",
 		    strerror(errno));
 		return KSFT_FAIL;
 	}
 
-	if ((o.evict != EVICT_PAGEOUT || o.zswap_max_kib) &&
+	if ((o.evict != EVICT_PAGEOUT || o.zswap_max_kib || o.zswap_writeback) &&
 	    memcg_enter(&o, cgdir, sizeof(cgdir)))
 		return KSFT_FAIL;
 
 	vmstat_read(counter_names, before, NR_COUNTERS);
+	if (o.mthp_kib)
+		mthp_read(o.mthp_kib, mthp_before);
 	fill(&o, mem, pages);
+	if (o.mthp_kib)
+		folios = mthp_stat(o.mthp_kib, mthp_files[MTHP_ALLOC]) - mthp_before[MTHP_ALLOC];
 	/* Under a memcg limit some THPs may be out already: a lower bound. */
 	thps = vma_anon_huge_kib(mem) / (THP_SZ >> 10);
 	if (o.evict == EVICT_PAGEOUT) {
@@ -288,6 +373,11 @@ int main(int argc, char **argv)
 	vmstat_read(counter_names, d, NR_COUNTERS);
 	for (int k = 0; k < NR_COUNTERS; k++)
 		d[k] -= before[k];
+	if (o.mthp_kib) {
+		mthp_read(o.mthp_kib, mthp_d);
+		for (int k = 0; k < NR_MTHP; k++)
+			mthp_d[k] = mthp_d[k] < 0 ? -1 : mthp_d[k] - mthp_before[k];
+	}
 	if (o.hold_dir)
 		hold(o.hold_dir);
 	bad = verify(&o, mem, pages);
@@ -299,7 +389,12 @@ int main(int argc, char **argv)
 	printf("deltas:");
 	for (int k = 0; k < NR_COUNTERS; k++)
 		printf(" %s=%" PRIu64, counter_names[k], d[k]);
-	printf(" pages=%" PRIu64 " thps=%" PRIu64 "\n", pages, thps);
+	printf(" pages=%" PRIu64 " thps=%" PRIu64, pages, thps);
+	/* Per size: the folios allocated, then what the stats moved by. */
+	for (int k = 0; o.mthp_kib && k < NR_MTHP; k++)
+		if (mthp_d[k] >= 0)
+			printf(" %s=%" PRId64, mthp_names[k], k == MTHP_ALLOC ? folios : mthp_d[k]);
+	printf("\n");
 	msg("pswpout +%" PRIu64 " zswpout +%" PRIu64 " thp_swpout +%" PRIu64
 	    " thp_swpout_fallback +%" PRIu64 " of %" PRIu64 " pages",
 	    d[PSWPOUT], d[ZSWPOUT], d[THP_SWPOUT], d[THP_SWPOUT_FALLBACK], pages);
@@ -312,6 +407,21 @@ int main(int argc, char **argv)
 		msg("FAIL: only %" PRIu64 " of %" PRIu64 " pages went out (want >= %u%%)",
 		    out, pages, o.min_out_pct);
 		ret = KSFT_FAIL;
+	}
+	if (o.mthp_kib) {
+		uint64_t want = pages / (o.mthp_kib / 4) * o.min_mthp_pct / 100;
+
+		msg("%lukB folios: %" PRId64 " allocated (of %" PRIu64 "), swpout +%" PRId64
+		    ", swpout_fallback +%" PRId64 ", zswpout %s%" PRId64,
+		    o.mthp_kib, folios, pages / (o.mthp_kib / 4), mthp_d[MTHP_SWPOUT],
+		    mthp_d[MTHP_SWPOUT_FALLBACK], mthp_d[MTHP_ZSWPOUT] < 0 ? "(none) " : "+",
+		    mthp_d[MTHP_ZSWPOUT] < 0 ? 0 : mthp_d[MTHP_ZSWPOUT]);
+		if ((uint64_t)folios < want) {
+			msg("FAIL: only %" PRId64 " %lukB folios backed the region (want >= %" PRIu64
+			    ", %u%%): is hugepages-%lukB enabled?", folios, o.mthp_kib, want,
+			    o.min_mthp_pct, o.mthp_kib);
+			ret = KSFT_FAIL;
+		}
 	}
 	if (o.expect_thp_swpout && !d[THP_SWPOUT]) {
 		msg("FAIL: thp_swpout did not rise: no THP went out whole");

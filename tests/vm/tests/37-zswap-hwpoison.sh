@@ -8,6 +8,7 @@
 # Every other byte, and every healthy THP (sampled and kept whole by
 # thp_swap, stored whole by zswap_large), reads back equal.
 . /lib.sh
+require_feature zswap_large thp_swap
 zswap_large_setup
 thp_policy adaptive
 poisoned0=$(awk '/^HardwareCorrupted:/ { print $2 }' /proc/meminfo)

@@ -3,6 +3,7 @@
 # loaded again and unloaded. Every round reads back intact, the console
 # stays clean (run.sh), and every hook is off at the end.
 . /lib.sh
+require_feature thp_swap split_zero
 thp_setup zram adaptive always
 rm -f /tmp/bgfail /tmp/stop /tmp/rounds.*
 load_loop() {	# SEED DIRTY

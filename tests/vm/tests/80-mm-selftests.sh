@@ -179,7 +179,7 @@ run_all stock
 load_mmtune
 campaign_features_on
 echo always >"$MMTUNE_SZ/mode" || fail "split_zero mode always"
-for f in $(awk '$2 != "unavailable" { print $1 }' "$MMTUNE_SYSFS/features"); do
+for f in $(offered_features); do
 	assert_eq "$(hooks_state "$f")" on "static key $f"
 done
 counters >$R/on-start
