@@ -2,11 +2,15 @@
 #   apt      a local apt repository (apt-ftparchive, signed Release,
 #            signed-by=) in a Debian 12 root: mmtune + mmtune-dkms, then a
 #            stock Debian kernel and headers (every package ii, initramfs
-#            made, one skip line per hook), a failing DKMS build, mmtune-dkms
-#            removed but not purged, an upgrade to a bumped version that
-#            reloads mmtune.service (systemctl shim), removal that stops it;
-#            the DKMS states (dkms-states.sh) in the Debian 12 root and in a
-#            Debian 13 (trixie, dkms 3.2.2) root
+#            made, one skip line for both hooks), a failing DKMS build,
+#            mmtune-dkms removed but not purged, an upgrade to a bumped
+#            version that reloads mmtune.service and starts neither
+#            mmtune-reapply nor mmtune-metrics (systemctl shim), removal
+#            that stops it, purge that removes /var/lib/mmtune; the DKMS
+#            states (dkms-states.sh) in the Debian 12 root and in a Debian
+#            13 (trixie, dkms 3.2.2) root; Debian 12's stock kernel booted
+#            with mmtune installed (stock-boot.sh: no error line at boot,
+#            modprobe@mmtune.service, no failed unit)
 #   modules  mmtune-modules-<rel> .deb/.rpm against a built kernel tree,
 #            signature checked after packaging
 #   kernel   the patched kernel as packages, DKMS against its headers, the
