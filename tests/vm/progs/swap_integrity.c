@@ -8,6 +8,18 @@
  * The vmstat counters are checked too, so that a run in which nothing was
  * swapped cannot pass by accident.
  *
+ * Read back from the swap device, not from memory: a folio written to a
+ * disk by MADV_PAGEOUT is still in the swap cache when the write completes
+ * later, and reading it back would only map it again. So with --evict
+ * pageout the region lives in a memcg of its own, and after the eviction
+ * memory.reclaim frees what is left of it in memory (mincore(): mapped or
+ * in the swap cache) until nothing is, or nothing more goes (--keep-
+ * swapcache skips that). The read-back then has to fault every page in
+ * from swap: the swap-in counters (pswpin, zswpin, and swpin_zero where
+ * the kernel has it) must cover the pages that were not in memory, and
+ * with --evict pageout at most (100 - min-out-pct)% of the region may
+ * still be in memory when the read-back starts.
+ *
  * --mthp KB reports the counters of one folio size as well (the kernel's
  * /sys/kernel/mm/transparent_hugepage/hugepages-<KB>kB/stats: folios
  * allocated while filling, swpout, swpout_fallback and, where the kernel
@@ -47,7 +59,53 @@ struct opts {
 	unsigned int min_mthp_pct;	/* of the region allocated in such folios */
 	bool shmem;			/* MAP_SHARED | MAP_ANONYMOUS */
 	const char *zswap_writeback;	/* memory.zswap.writeback of the memcg */
+	bool keep_swapcache;		/* read back what the swap cache holds */
 };
+
+/* The swap-in counters (swpin_zero: 6.12's zeromap; 0 where absent). */
+enum { PSWPIN, ZSWPIN, SWPIN_ZERO, NR_IN };
+static const char *const in_names[NR_IN] = { "pswpin", "zswpin", "swpin_zero" };
+
+/* The pages of the region in memory: mapped, or in the swap cache. */
+static uint64_t resident_pages(void *mem, uint64_t pages)
+{
+	static unsigned char *vec;
+	uint64_t n = 0;
+
+	if (!vec)
+		vec = malloc(pages);
+	if (!vec || mincore(mem, pages * PAGE_SZ, vec)) {
+		msg("mincore: %s", strerror(errno));
+		return pages;
+	}
+	for (uint64_t p = 0; p < pages; p++)
+		n += vec[p] & 1;
+	return n;
+}
+
+/*
+ * Free what is left of the region in memory after MADV_PAGEOUT: folios
+ * written to a disk stay in the swap cache until their write completes.
+ * memory.reclaim of the region's memcg, while that still frees some (a
+ * round that frees nothing is retried once: writes may still be running).
+ */
+static uint64_t drop_resident(const char *cgdir, void *mem, uint64_t pages)
+{
+	char path[256];
+	uint64_t left = resident_pages(mem, pages), last = left;
+	int idle = 0;
+
+	snprintf(path, sizeof(path), "%s/memory.reclaim", cgdir);
+	for (int round = 0; left && round < 20 && idle < 2; round++) {
+		usleep(20000);
+		/* -EAGAIN when less than asked for was freed: expected. */
+		write_file(path, "%" PRIu64, left * PAGE_SZ);
+		left = resident_pages(mem, pages);
+		idle = left < last ? 0 : idle + 1;
+		last = left;
+	}
+	return left;
+}
 
 /* The per-size stats of --mthp, by index (the alloc one depends on --shmem). */
 enum { MTHP_ALLOC, MTHP_SWPOUT, MTHP_SWPOUT_FALLBACK, MTHP_ZSWPOUT, NR_MTHP };
@@ -85,10 +143,14 @@ static void mthp_read(unsigned long kib, int64_t *vals)
 		vals[k] = mthp_stat(kib, mthp_files[k]);
 }
 
-/* The vmstat counters it checks and reports, by index. */
-enum { PSWPOUT, ZSWPOUT, THP_SWPOUT, THP_SWPOUT_FALLBACK, NR_COUNTERS };
+/*
+ * The vmstat counters it checks and reports, by index. swpout_zero (6.12:
+ * zero-filled pages swapped out as a bit in the device's zeromap, never
+ * written) stays 0 where the kernel has no such counter (6.1).
+ */
+enum { PSWPOUT, ZSWPOUT, THP_SWPOUT, THP_SWPOUT_FALLBACK, SWPOUT_ZERO, NR_COUNTERS };
 static const char *const counter_names[NR_COUNTERS] = {
-	"pswpout", "zswpout", "thp_swpout", "thp_swpout_fallback",
+	"pswpout", "zswpout", "thp_swpout", "thp_swpout_fallback", "swpout_zero",
 };
 
 static enum fill fill_mode;
@@ -197,7 +259,7 @@ static int memcg_enter(const struct opts *o, char *dir, size_t dirlen)
 	if (o->evict != EVICT_PAGEOUT)
 		msg("in %s with %s=%luM", dir, knob, limit);
 	else
-		msg("in %s", dir);
+		msg("in %s (no limit)", dir);
 	if (o->zswap_max_kib)
 		msg("memory.zswap.max=%luK", o->zswap_max_kib);
 	if (o->zswap_writeback)
@@ -241,8 +303,9 @@ static void usage(void)
 		"                       allocated in folios of that size (default 90)\n"
 		"  --shmem              shared anonymous memory (shmem), not private\n"
 		"  --hold DIR           after eviction create DIR/evicted, wait for DIR/go\n"
-		"  --min-out-pct P      fail unless pswpout+zswpout grew by P%% of the region\n"
-		"                       (default 50)\n"
+		"  --keep-swapcache     read back without first freeing the swap cache\n"
+		"  --min-out-pct P      fail unless pswpout+zswpout+swpout_zero grew by\n"
+		"                       P%% of the region (default 50)\n"
 		"  --expect-thp-swpout  fail unless thp_swpout grew\n"
 		"  --fail-evict         fault injection: /proc/thread-self/make-it-fail\n"
 		"                       is 1 during MADV_PAGEOUT only (task-filter)\n"
@@ -271,6 +334,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		OPT("mthp", &o->mthp_kib),
 		OPT("min-mthp-pct", &o->min_mthp_pct),
 		OPT_FLAG("shmem", &o->shmem, true),
+		OPT_FLAG("keep-swapcache", &o->keep_swapcache, true),
 	};
 
 	*o = (struct opts){ .size_mib = 64, .thp = true, .min_out_pct = 50,
@@ -283,7 +347,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 int main(int argc, char **argv)
 {
-	uint64_t before[NR_COUNTERS], d[NR_COUNTERS];
+	uint64_t before[NR_COUNTERS], d[NR_COUNTERS], in_before[NR_IN], in_d[NR_IN];
+	uint64_t evicted_resident = 0, resident = 0, in = 0;
 	int64_t mthp_before[NR_MTHP], mthp_d[NR_MTHP], folios = 0;
 	char cgdir[128] = "";
 	struct opts o;
@@ -326,8 +391,9 @@ int main(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 
-	if ((o.evict != EVICT_PAGEOUT || o.zswap_max_kib || o.zswap_writeback) &&
-	    memcg_enter(&o, cgdir, sizeof(cgdir)))
+	/* pageout too: its memcg's memory.reclaim frees the swap cache. */
+	if ((o.evict != EVICT_PAGEOUT || o.zswap_max_kib || o.zswap_writeback ||
+	     !o.keep_swapcache) && memcg_enter(&o, cgdir, sizeof(cgdir)))
 		return KSFT_FAIL;
 
 	vmstat_read(counter_names, before, NR_COUNTERS);
@@ -378,26 +444,40 @@ int main(int argc, char **argv)
 		for (int k = 0; k < NR_MTHP; k++)
 			mthp_d[k] = mthp_d[k] < 0 ? -1 : mthp_d[k] - mthp_before[k];
 	}
+	/* What the read-back finds in memory; swap-ins counted from here. */
+	evicted_resident = resident = resident_pages(mem, pages);
+	if (o.evict == EVICT_PAGEOUT && !o.keep_swapcache && resident)
+		resident = drop_resident(cgdir, mem, pages);
+	vmstat_read(in_names, in_before, NR_IN);
 	if (o.hold_dir)
 		hold(o.hold_dir);
 	bad = verify(&o, mem, pages);
+	vmstat_read(in_names, in_d, NR_IN);
+	for (int k = 0; k < NR_IN; k++) {
+		in_d[k] -= in_before[k];
+		in += in_d[k];
+	}
 	if (cgdir[0])
 		memcg_leave(cgdir);
 
-	out = d[PSWPOUT] + d[ZSWPOUT];
+	out = d[PSWPOUT] + d[ZSWPOUT] + d[SWPOUT_ZERO];
 	/* For test scripts: the counters moved by filling and evicting. */
 	printf("deltas:");
 	for (int k = 0; k < NR_COUNTERS; k++)
 		printf(" %s=%" PRIu64, counter_names[k], d[k]);
 	printf(" pages=%" PRIu64 " thps=%" PRIu64, pages, thps);
+	/* The read-back: pages in memory after eviction, at its start, swap-ins. */
+	printf(" resident_evicted=%" PRIu64 " resident=%" PRIu64, evicted_resident, resident);
+	for (int k = 0; k < NR_IN; k++)
+		printf(" %s=%" PRIu64, in_names[k], in_d[k]);
 	/* Per size: the folios allocated, then what the stats moved by. */
 	for (int k = 0; o.mthp_kib && k < NR_MTHP; k++)
 		if (mthp_d[k] >= 0)
 			printf(" %s=%" PRId64, mthp_names[k], k == MTHP_ALLOC ? folios : mthp_d[k]);
 	printf("\n");
-	msg("pswpout +%" PRIu64 " zswpout +%" PRIu64 " thp_swpout +%" PRIu64
-	    " thp_swpout_fallback +%" PRIu64 " of %" PRIu64 " pages",
-	    d[PSWPOUT], d[ZSWPOUT], d[THP_SWPOUT], d[THP_SWPOUT_FALLBACK], pages);
+	msg("pswpout +%" PRIu64 " zswpout +%" PRIu64 " swpout_zero +%" PRIu64
+	    " thp_swpout +%" PRIu64 " thp_swpout_fallback +%" PRIu64 " of %" PRIu64 " pages",
+	    d[PSWPOUT], d[ZSWPOUT], d[SWPOUT_ZERO], d[THP_SWPOUT], d[THP_SWPOUT_FALLBACK], pages);
 
 	if (bad) {
 		msg("FAIL: %" PRIu64 " bytes read back differ", bad);
@@ -406,6 +486,22 @@ int main(int argc, char **argv)
 	if (out * 100 < pages * o.min_out_pct) {
 		msg("FAIL: only %" PRIu64 " of %" PRIu64 " pages went out (want >= %u%%)",
 		    out, pages, o.min_out_pct);
+		ret = KSFT_FAIL;
+	}
+	msg("read back: %" PRIu64 " of %" PRIu64 " pages in memory after the eviction, %" PRIu64
+	    " when the read-back started; swap-ins: pswpin +%" PRIu64 " zswpin +%" PRIu64
+	    " swpin_zero +%" PRIu64, evicted_resident, pages, resident, in_d[PSWPIN],
+	    in_d[ZSWPIN], in_d[SWPIN_ZERO]);
+	if (o.evict == EVICT_PAGEOUT && !o.keep_swapcache &&
+	    resident * 100 > pages * (100 - o.min_out_pct)) {
+		msg("FAIL: %" PRIu64 " of %" PRIu64 " pages still in memory when the read-back started (want <= %u%%)",
+		    resident, pages, 100 - o.min_out_pct);
+		ret = KSFT_FAIL;
+	}
+	if (in * 10 < (pages - resident) * 9) {
+		msg("FAIL: %" PRIu64 " pages were not in memory, but only %" PRIu64
+		    " came back through swap-in",
+		    pages - resident, in);
 		ret = KSFT_FAIL;
 	}
 	if (o.mthp_kib) {

@@ -1,5 +1,5 @@
 # A memcg with memory.zswap.writeback 0 never writes to the swap device
-# (kernels with mTHP, 6.12). With zswap_large on, its 64K and 2M folios
+# (kernels with mTHP, 6.12). With zswap_large on, its 16K, 64K and 2M folios
 # (anonymous and shmem) go to zswap whole (the size's zswpout, the module's
 # thp_stored) and nothing reaches the disk. With the size switched off
 # (store_64kB 0) zswap refuses the folios, and 6.12 keeps them in memory,
@@ -8,12 +8,12 @@
 # timeout: 600
 . /lib.sh
 require_feature zswap_large
-mthp_require 64 2048
+mthp_require 16 64 2048
 zswap_large_setup
 
 seed=60
 for kind in anon shmem; do
-	for kb in 64 2048; do
+	for kb in 16 64 2048; do
 		seed=$((seed + 1))
 		t0=$(mmtune_zswap thp_stored)
 		mthp_run /tmp/si.out $kb $kind --size 32 --fill compressible --evict pageout \
