@@ -56,7 +56,8 @@ run_suite userspace tests/userspace/run.sh
 # run beside 6.1's when the host has a CPU for each
 # (MMTUNE_VM_LINES_PARALLEL=1, the default with 2 CPUs or more; 0: one
 # after the other); their output follows 6.1's. A guest's limits then
-# count the other guest in the host load (run.sh's factor).
+# count the other guest in the host load (run.sh's factor). KDIR, which
+# make exports, is the 6.1 kernel: the other lines take their own.
 others=()
 for series in kernel-patches/*/series; do
 	line=$(basename "$(dirname "$series")")
@@ -67,7 +68,7 @@ if [ "$parallel" = 1 ] && [ ${#others[@]} -gt 0 ]; then
 	vm_scale=${MMTUNE_VM_LOAD_SCALE:-$(awk -v n="$(nproc)" -v k=${#others[@]} '{ print 1 + int(($1 + k) / n) }' /proc/loadavg)}
 	for line in "${others[@]}"; do
 		echo "=== vm-$line: tests/vm/run.sh --line $line (beside the 6.1 suite, limits x$vm_scale; its output follows)"
-		(MMTUNE_VM_LOAD_SCALE=$vm_scale tests/vm/run.sh --line "$line" >"$log/vm-$line.log" 2>&1
+		(MMTUNE_VM_LOAD_SCALE=$vm_scale env -u KDIR tests/vm/run.sh --line "$line" >"$log/vm-$line.log" 2>&1
 			echo $? >"$log/vm-$line.rc") &
 	done
 	MMTUNE_VM_LOAD_SCALE=$vm_scale run_suite vm tests/vm/run.sh
@@ -80,7 +81,7 @@ if [ "$parallel" = 1 ] && [ ${#others[@]} -gt 0 ]; then
 else
 	run_suite vm tests/vm/run.sh
 	for line in "${others[@]}"; do
-		run_suite "vm-$line" tests/vm/run.sh --line "$line"
+		run_suite "vm-$line" env -u KDIR tests/vm/run.sh --line "$line"
 	done
 fi
 # The quick part only; the full one is "make check-packaging".

@@ -119,6 +119,12 @@ done
 bzimage=$kdir/arch/x86/boot/bzImage
 make_line=$([ "$line" = 6.1 ] || echo " LINE=$line")
 [ -f "$bzimage" ] || die "no kernel at $bzimage (make kernel$make_line)"
+# A KDIR of another line (make exports the 6.1 one) would boot the wrong
+# kernel with this line's modules: every test would fail on the load.
+case "$(cat "$kdir/include/config/kernel.release" 2>/dev/null)" in
+"$line".*) ;;
+*) die "$kdir is not a $line kernel (release '$(cat "$kdir/include/config/kernel.release" 2>/dev/null)'; KDIR=${KDIR:-unset})" ;;
+esac
 mmtune_ko=${MMTUNE_VM_KO:-$line_mods/mmtune.ko}
 probe_ko=${MMTUNE_VM_PROBE_KO:-$line_kmod/mmtune_probe.ko}
 [ -f "$mmtune_ko" ] || die "missing $mmtune_ko (make modules$make_line)"

@@ -17,8 +17,8 @@
  * swapcache skips that). The read-back then has to fault every page in
  * from swap: the swap-in counters (pswpin, zswpin, and swpin_zero where
  * the kernel has it) must cover the pages that were not in memory, and
- * with --evict pageout at most (100 - min-out-pct)% of the region may
- * still be in memory when the read-back starts.
+ * with --evict pageout at most (100 - min-out-pct)% of the region, plus
+ * 1%, may still be in memory when the read-back starts.
  *
  * --mthp KB reports the counters of one folio size as well (the kernel's
  * /sys/kernel/mm/transparent_hugepage/hugepages-<KB>kB/stats: folios
@@ -85,24 +85,31 @@ static uint64_t resident_pages(void *mem, uint64_t pages)
 
 /*
  * Free what is left of the region in memory after MADV_PAGEOUT: folios
- * written to a disk stay in the swap cache until their write completes.
- * memory.reclaim of the region's memcg, while that still frees some (a
- * round that frees nothing is retried once: writes may still be running).
+ * written to a disk stay in the swap cache until their write completes (so
+ * do those zswap writes back to the disk when its pool is full). Asks the
+ * region's memcg to reclaim (memory.reclaim) until nothing of the region
+ * is in memory, or nothing more was freed for a second while no write was
+ * in flight (vmstat nr_writeback), or 30 s passed (a busy host).
  */
 static uint64_t drop_resident(const char *cgdir, void *mem, uint64_t pages)
 {
+	static const char *const wb_name[] = { "nr_writeback" };
 	char path[256];
-	uint64_t left = resident_pages(mem, pages), last = left;
-	int idle = 0;
+	uint64_t left = resident_pages(mem, pages), last = left, wb;
+	double start = now(), progress = start;
 
 	snprintf(path, sizeof(path), "%s/memory.reclaim", cgdir);
-	for (int round = 0; left && round < 20 && idle < 2; round++) {
+	while (left && now() - start < 30) {
 		usleep(20000);
 		/* -EAGAIN when less than asked for was freed: expected. */
 		write_file(path, "%" PRIu64, left * PAGE_SZ);
 		left = resident_pages(mem, pages);
-		idle = left < last ? 0 : idle + 1;
+		if (left < last)
+			progress = now();
 		last = left;
+		vmstat_read(wb_name, &wb, 1);
+		if (!wb && now() - progress > 1)
+			break;
 	}
 	return left;
 }
@@ -492,9 +499,10 @@ int main(int argc, char **argv)
 	    " when the read-back started; swap-ins: pswpin +%" PRIu64 " zswpin +%" PRIu64
 	    " swpin_zero +%" PRIu64, evicted_resident, pages, resident, in_d[PSWPIN],
 	    in_d[ZSWPIN], in_d[SWPIN_ZERO]);
+	/* 1% more: pages that reclaim found busy (swap-ins of neighbours). */
 	if (o.evict == EVICT_PAGEOUT && !o.keep_swapcache &&
-	    resident * 100 > pages * (100 - o.min_out_pct)) {
-		msg("FAIL: %" PRIu64 " of %" PRIu64 " pages still in memory when the read-back started (want <= %u%%)",
+	    resident * 100 > pages * (100 - o.min_out_pct) + pages) {
+		msg("FAIL: %" PRIu64 " of %" PRIu64 " pages still in memory when the read-back started (want <= %u%% + 1%%)",
 		    resident, pages, 100 - o.min_out_pct);
 		ret = KSFT_FAIL;
 	}
