@@ -301,3 +301,24 @@ def test_bad_per_size_errors_golden(root, run):
     rc, out, err = run("show", "bad")
     assert rc == 2
     golden("errors-bad-sizes.txt", err)
+
+
+@pytest.mark.skipif(not os.environ.get("MMTUNE_TOOLS_VENV"),
+                    reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+@pytest.mark.parametrize("line", ["6.12"])
+def test_612_prometheus_client_parses_the_size_labels(root, run, line):
+    import subprocess
+    counters_612(root)
+    out = run("status", "--prometheus")[1]
+    tools = os.environ["MMTUNE_TOOLS_VENV"]
+    p = subprocess.run([os.path.join(tools, "bin/python"), "-c", (
+        "import json, sys\n"
+        "from prometheus_client.parser import text_string_to_metric_families as parse\n"
+        "print(json.dumps([(f.name, f.type, [(s.name, s.labels, s.value) for s in f.samples])"
+        " for f in parse(sys.stdin.read())]))\n")],
+        input=out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, p.stderr
+    fams = dict((n, (t, s)) for n, t, s in json.loads(p.stdout))
+    assert fams["mmtune_thp_zswpout"][0] == "counter"          # the parser drops _total
+    assert ["mmtune_thp_zswpout_total", {"size": "64kB"}, 42.0] in fams["mmtune_thp_zswpout"][1]
+    assert fams["mmtune_thp_nr_anon"][0] == "gauge"
