@@ -12,6 +12,12 @@
 #                  debugging) and bench-unpatched (same config, no series)
 #   make bench-icount  instruction counts per operation, every feature, on
 #                  those kernels (tests/bench/icount-features.sh)
+#   make kernel-bench-irqsoff  bench-prod with the irqsoff and preemptoff
+#                  latency tracers (configs/bench-irqsoff.config; 20 min)
+#   make bench-irqsoff  interrupts-off sections, preemption-off sections and
+#                  scheduling latency during munmap of 1 GiB of swapped-out
+#                  memory, the stock slot cache against mmtune's at 64 and
+#                  1024 (tests/bench/irqsoff.sh; issue 26 item 2; 1 hour)
 #   make check-debug  the VM suite on the debug kernel (KASAN, kmemleak,
 #                  DEBUG_PAGEALLOC, lockdep) with preempt=full
 #   make check-slow   the VM tests marked "# slow:" (campaigns, mm
@@ -92,6 +98,12 @@ kernel-bench:
 bench-icount: kernel-bench
 	tests/bench/icount-features.sh
 
+kernel-bench-irqsoff:
+	scripts/kernel-build-bench.sh bench-irqsoff
+
+bench-irqsoff: kernel-bench-irqsoff
+	tests/bench/run.sh irqsoff
+
 check-debug:
 	tests/vm/check-debug.sh
 
@@ -140,4 +152,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests kernel-debug kernel-bench bench-icount check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud repo
+.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud repo

@@ -25,6 +25,15 @@
 #   MMTUNE_VM_DUMP_MEMORY  1: a hung guest's memory is also saved
 #                        (dump-guest-memory, as large as the guest's RAM)
 #   MMTUNE_VM_MEM        guest memory (default 2G)
+#   MMTUNE_VM_SMP        vCPUs (default 2; MMTUNE_VM_NUMA sets its own)
+#   MMTUNE_VM_ICOUNT     qemu's -icount value, e.g. shift=0,sleep=off: the
+#                        guest's clock counts instructions (2^shift ns
+#                        each), so guest-measured times do not follow the
+#                        host's load. Single-threaded TCG and one vCPU only
+#                        (qemu 7.2 hangs bringing up a second vCPU under
+#                        -icount, see tests/bench/icount/run.sh)
+#   MMTUNE_VM_FILES      more files for the guest, copied to /files/
+#                        (space-separated paths; e.g. a second mmtune.ko)
 #   MMTUNE_VM_TCG_THREAD single (default) or multi: TCG's vCPU threading;
 #                        multi hits a qemu bug, see below
 #   MMTUNE_VM_ACCEL      tcg (default) or kvm; kvm crawls and dies on these
@@ -73,7 +82,7 @@ tests='*'
 bench=
 verbose=0
 disk_bps=${MMTUNE_VM_DISK_BPS:-}
-smp=2
+smp=${MMTUNE_VM_SMP:-2}
 numa_opts=()
 if [ "${MMTUNE_VM_NUMA:-0}" = 1 ]; then
 	# One socket per node: two cores of one socket on two nodes make
@@ -130,13 +139,19 @@ tcg) accel_opt="-accel tcg,thread=${MMTUNE_VM_TCG_THREAD:-single}" ;;
 kvm) accel_opt="-accel kvm -cpu host" ;;
 *) die "MMTUNE_VM_ACCEL must be tcg or kvm" ;;
 esac
+if [ -n "${MMTUNE_VM_ICOUNT:-}" ]; then
+	if [ "$accel_opt" != "-accel tcg,thread=single" ] || [ "$smp" != 1 ]; then
+		die "MMTUNE_VM_ICOUNT needs single-threaded TCG and MMTUNE_VM_SMP=1"
+	fi
+	accel_opt+=" -icount $MMTUNE_VM_ICOUNT"
+fi
 
 rm -rf "$out"
 mkdir -p "$out/root"
 
 # --- initramfs -------------------------------------------------------------
 root=$out/root
-mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,mmtune,tests,bench,sysfs-docs}
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,mmtune,tests,bench,sysfs-docs,files}
 cp /bin/busybox "$root/bin/busybox"
 # Host programs the guest tests use, with the shared libraries they load.
 # python3 by absolute path: Debian's, not a pyenv shim that may be first on PATH.
@@ -258,6 +273,9 @@ cp "$repo/tests/lib/tap.sh" "$root/tap.sh"
 cp "$repo"/tests/vm/tests/*.sh "$root/tests/"
 cp "$repo"/tests/bench/*.sh "$root/bench/"
 cp "$repo"/sysfs-docs/* "$root/sysfs-docs/"
+for f in ${MMTUNE_VM_FILES:-}; do
+	cp "$f" "$root/files/" || die "cannot copy $f (MMTUNE_VM_FILES) into the guest"
+done
 chmod 0755 "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs.cpio.gz"
 
@@ -286,7 +304,7 @@ fi
 : >"$out/results.tap"
 : >"$out/console.log"
 rm -f "$out/qmp.sock"
-echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, tests '$tests', timeout ${timeout_s}s, stall ${stall_s}s, limits x$timeout_scale for a host load of $(cut -d" " -f1 /proc/loadavg))"
+echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, $smp vCPU(s)${MMTUNE_VM_ICOUNT:+, -icount $MMTUNE_VM_ICOUNT}, tests '$tests', timeout ${timeout_s}s, stall ${stall_s}s, limits x$timeout_scale for a host load of $(cut -d" " -f1 /proc/loadavg))"
 start=$(date +%s)
 # The QMP socket lets us ask a hung guest for its state before killing it.
 # no_timer_check: on a busy host the vCPU may not see the timer ticks the
