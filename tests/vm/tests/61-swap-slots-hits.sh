@@ -5,6 +5,7 @@
 # refill takes two trips to the swap device locks (the kernel's scan stops
 # after 256 slots), so round trips per slot stay at 1/256.
 . /lib.sh
+require_feature swap_slots
 swapon_zram 1G
 slots_setup 64
 
