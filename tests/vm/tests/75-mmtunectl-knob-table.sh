@@ -33,4 +33,37 @@ awk -F'\t' -v line="$MMTUNE_LINE" '!/^#/ && $1 != "dir" && $3 == "counter" &&
 		fail "metrics show $dir/$file, a counter of another kernel line"
 	fi
 done || exit 1
+# The kernel's per-size counters (6.12, hugepages-<size>kB/stats): each
+# size in status --json's size_counters, with zswpout (the series' per-size
+# counter), and in the metrics as mmtune_thp_zswpout_total{size="..."}; 6.1
+# has none.
+n=0
+for d in /sys/kernel/mm/transparent_hugepage/hugepages-*kB; do
+	[ -d "$d" ] || continue
+	size=${d##*/hugepages-}
+	[ -f "$d/stats/zswpout" ] || fail "no $d/stats/zswpout"
+	python3 -c '
+import json, sys
+doc = json.load(open("/tmp/status.json"))
+size, live = sys.argv[1], int(sys.argv[2])
+st = doc.get("size_counters", {}).get(size)
+if st is None or "zswpout" not in st:
+    sys.exit("status --json size_counters lacks %s zswpout: %r" % (size, st))
+# A counter only grows: it read live before the status ran.
+if st["zswpout"] < live:
+    sys.exit("size_counters %s zswpout %d, the file read %d before" % (size, st["zswpout"], live))
+' "$size" "$(cat "$d/stats/zswpout")" || fail "status --json: size $size"
+	grep -q "^mmtune_thp_zswpout_total{size=\"$size\"} [0-9]" /tmp/metrics.prom ||
+		fail "metrics lack mmtune_thp_zswpout_total{size=\"$size\"}"
+	n=$((n + 1))
+done
+case $MMTUNE_LINE in
+6.12) [ "$n" -gt 0 ] || fail "6.12 without hugepages-<size>kB directories" ;;
+*) [ "$n" = 0 ] || fail "hugepages-<size>kB directories on $MMTUNE_LINE"
+	python3 -c 'import json; d = json.load(open("/tmp/status.json")); assert not d["size_counters"], d["size_counters"]' ||
+		fail "status --json shows size counters on $MMTUNE_LINE" ;;
+esac
+grep -q "^mmtune_kernel_info{.*line=\"$MMTUNE_LINE\"" /tmp/metrics.prom ||
+	fail "metrics lack mmtune_kernel_info with line $MMTUNE_LINE"
+info "ok: $n mTHP sizes' counters in status --json and the metrics"
 info "ok: $(knob_rows | awk -F'\t' '$3 == "counter"' | wc -l) counters of the $MMTUNE_LINE line in status and metrics"
