@@ -325,6 +325,7 @@ def status_doc(ctx, r):
            "selected_profile": r.selected.name if r.selected else None,
            "applied_profile": (r.state or {}).get("profile"),
            "module_expected": r.module_expected, "kernel_hooks": r.hooks,
+           "hook_kernels": r.hook_kernels,
            "last_apply": engine.load_last_apply(ctx), "absent_features": {},
            "recommended_profile": r.recommended, "recorded_profile": r.recorded,
            "kernel": {"release": r.release, "line": r.line,
@@ -411,6 +412,9 @@ def cmd_status(ctx, args):
             ", ".join("%s %s" % kv for kv in sorted(m["features"].items())) or "-"))
     else:
         say("module: mmtune not loaded (kernel hooks: %s)" % doc["kernel_hooks"])
+        if doc["hook_kernels"]:
+            say("kernel: installed with the mmtune hooks, not running: %s"
+                % ", ".join(doc["hook_kernels"]))
     kern = doc["kernel"]
     say("kernel: %s, %s" % (
         kern["release"] or "release unknown",

@@ -16,6 +16,8 @@ Exit statuses (most severe first when several apply):
   0  the kernel holds every value of the profile
 """
 
+import re
+
 from . import engine, recommend, schema, tuned
 from .profile import ConfigError, Loader
 from .recommend import Selection
@@ -54,6 +56,32 @@ def kernel_hooks(ctx):
     return "unknown"
 
 
+def hook_kernels(ctx):
+    """Installed kernels other than the running one whose /boot config has
+    the hooks, newest first.
+
+    After a distribution kernel update the boot loader's default may be the
+    distribution's kernel (Debian 13's next 6.12.<n+1>+deb13 sorts above
+    our 6.12.<n>-mmtune): status then names the kernels to boot instead.
+    """
+    release = (ctx.read("proc/sys/kernel/osrelease") or "").strip()
+    found = []
+    for name in ctx.listdir("boot"):
+        if not name.startswith("config-") or name == "config-" + release:
+            continue
+        try:
+            config = ctx.read("boot/" + name)
+        except OSError:
+            continue
+        if config and "\nCONFIG_MMTUNE_HOOKS=y" in "\n" + config:
+            found.append(name[len("config-"):])
+
+    def key(rel):
+        return [(0, int(p), "") if p.isdigit() else (1, 0, p)
+                for p in re.split(r"[.+~-]", rel)]
+    return sorted(found, key=key, reverse=True)
+
+
 class Report(object):
     """Everything verify and status show."""
 
@@ -67,6 +95,7 @@ class Report(object):
         self.problems = []          # (exit status, message)
         self.module = None
         self.hooks = None
+        self.hook_kernels = []
         self.module_expected = False
         # {feature: present} of the kernel features the profile's knobs need
         self.features = {}
@@ -137,10 +166,14 @@ def evaluate(ctx):
     if wants_mmtune and not r.module["loaded"]:
         r.hooks = kernel_hooks(ctx)
         if r.hooks == "no":
+            r.hook_kernels = hook_kernels(ctx)
             r.problems.append((NO_HOOKS, "kernel: this kernel has no mmtune hooks "
                                "(CONFIG_MMTUNE_HOOKS); %d mmtune knob(s) of the profile "
-                               "cannot be set: boot a kernel with the mmtune patches"
-                               % len(wants_mmtune)))
+                               "cannot be set: boot a kernel with the mmtune patches%s"
+                               % (len(wants_mmtune),
+                                  " (installed: %s; a newer distribution kernel may have "
+                                  "become the boot default)" % ", ".join(r.hook_kernels)
+                                  if r.hook_kernels else "")))
         else:
             r.module_expected = True
             r.problems.append((NOT_LOADED, "module: mmtune.ko is not loaded (no %s) but "
@@ -154,4 +187,6 @@ def evaluate(ctx):
     else:
         r.hooks = kernel_hooks(ctx)
         r.module_expected = bool(wants_mmtune) and r.hooks != "no"
+        if r.hooks == "no":
+            r.hook_kernels = hook_kernels(ctx)
     return r

@@ -70,6 +70,36 @@ def test_hooks_from_the_kernel_config_and_when_unknown(root, run):
     assert status(run)[1]["kernel_hooks"] == "unknown"
 
 
+def test_stock_kernel_booted_names_the_installed_hook_kernels(root, run):
+    """Debian 13: a security update's 6.12.<n+1>+deb13 sorts above our
+    6.12.<n>-mmtune and becomes GRUB's default; status names our kernels."""
+    unload(root)
+    fakeroot.write(root, "proc/sys/kernel/osrelease", "6.12.118+deb13-cloud-amd64\n")
+    fakeroot.write(root, "boot/config-6.12.118+deb13-cloud-amd64", "CONFIG_SWAP=y\n")
+    fakeroot.write(root, "boot/config-6.12.117-mmtune-cloud-amd64", "CONFIG_MMTUNE_HOOKS=y\n")
+    fakeroot.write(root, "boot/config-6.1.192-mmtune-cloud-amd64", "CONFIG_MMTUNE_HOOKS=y\n")
+    fakeroot.write(root, "boot/config-6.12.9-mmtune-cloud-amd64", "CONFIG_MMTUNE_HOOKS=y\n")
+    fakeroot.write(root, "boot/config-6.1.0-28-cloud-amd64", "# CONFIG_MMTUNE_HOOKS is not set\n")
+    assert run("apply", "--auto")[0] == 0
+    rc, out, err = run("verify")
+    assert rc == 5, out + err
+    assert ("boot a kernel with the mmtune patches (installed: 6.12.117-mmtune-cloud-amd64, "
+            "6.12.9-mmtune-cloud-amd64, 6.1.192-mmtune-cloud-amd64; a newer distribution "
+            "kernel may have become the boot default)") in out
+    rc, doc = status(run)
+    assert (doc["kernel_hooks"], doc["hook_kernels"]) == ("no", [
+        "6.12.117-mmtune-cloud-amd64", "6.12.9-mmtune-cloud-amd64", "6.1.192-mmtune-cloud-amd64"])
+    rc, out, err = run("status")
+    assert ("kernel: installed with the mmtune hooks, not running: 6.12.117-mmtune-cloud-amd64, "
+            "6.12.9-mmtune-cloud-amd64, 6.1.192-mmtune-cloud-amd64\n") in out
+    # None installed: the message as before, an empty list.
+    for rel in ("6.12.117-mmtune-cloud-amd64", "6.1.192-mmtune-cloud-amd64", "6.12.9-mmtune-cloud-amd64"):
+        os.unlink(os.path.join(root, "boot/config-" + rel))
+    rc, out, err = run("verify")
+    assert rc == 5 and "boot a kernel with the mmtune patches\n" in out, out
+    assert status(run)[1]["hook_kernels"] == []
+
+
 def test_not_loaded_beats_drift_and_a_profile_without_mmtune_needs_no_module(root, run):
     assert run("apply", "--auto")[0] == 0
     unload(root)
