@@ -20,6 +20,29 @@ zoneinfo_highs() {
 	awk '/^Node/ { z = $4 } $1 == "cpu:" { c = $2 } $1 == "high:" { print z, c, $2 }' /proc/zoneinfo
 }
 
+# stock_highs_now: the highs stock code computes now, with mmtune's pcp
+# group off or unloaded (the sysctl's handler recomputes every zone when
+# the value changes). Stock high follows the low watermark, watermark_boost
+# included: a high set under a boost differs from one set without.
+stock_highs_now() {
+	local f
+	f=$(cat /proc/sys/vm/percpu_pagelist_high_fraction)
+	echo $((f == 8 ? 9 : 8)) >/proc/sys/vm/percpu_pagelist_high_fraction || fail "percpu_pagelist_high_fraction"
+	echo "$f" >/proc/sys/vm/percpu_pagelist_high_fraction || fail "percpu_pagelist_high_fraction back"
+	zoneinfo_highs
+}
+
+# wait_boost_clear SECONDS: every zone's watermark_boost back to 0 (kswapd
+# clears it after reclaim); 1 if not within SECONDS.
+wait_boost_clear() {
+	local i
+	for i in $(seq "$1"); do
+		awk '$1 == "boost" && $2 != 0 { b = 1 } END { exit b }' /proc/zoneinfo && return 0
+		sleep 1
+	done
+	return 1
+}
+
 # pcp_refills_per_1000 CMD...: run CMD, print the refill_calls per 1000
 # pages allocated meanwhile, times 1000 (an integer: 2500 = 2.5 refills per
 # 1000 allocations). Needs enabled or observe on.
