@@ -35,8 +35,8 @@ stock_highs_now() {
 # wait_boost_clear SECONDS: every zone's watermark_boost back to 0 (kswapd
 # clears it after reclaim); 1 if not within SECONDS.
 wait_boost_clear() {
-	local i
-	for i in $(seq "$1"); do
+	local _
+	for _ in $(seq "$1"); do
 		awk '$1 == "boost" && $2 != 0 { b = 1 } END { exit b }' /proc/zoneinfo && return 0
 		sleep 1
 	done
