@@ -26,11 +26,13 @@
 #                  no vmlinux; then the 6.12 series the same way, and its
 #                  objects with the hooks off against the unpatched tree's
 #   make packages          mmtune and mmtune-dkms .deb and .rpm (build/packaging/out)
-#   make kernel-packages   the patched kernel as .deb and .rpm (cached)
+#   make kernel-packages   the patched kernel as .deb and .rpm (cached;
+#                          LINE=6.12: that line's, build/packaging/kernel-pkgs-6.12)
 #   make check-packaging   the whole packaging suite: kernel packages, DKMS in
 #                          a Debian 12 root, RPMs, install and boot (long)
 #   make kernel-packages-cloud  the kernel .debs from Debian 12's cloud config
-#                          and mmtune-modules for it (cached; over an hour cold)
+#                          and mmtune-modules for it (cached; over an hour cold;
+#                          LINE=6.12: linux-config-6.12's)
 #   make check-packaging-cloud  those packages: headers (make M=, DKMS), apt
 #                          install and a qemu boot with module.sig_enforce=1
 #   make repo              a signed apt repository (dists/bookworm) and rpm
@@ -117,7 +119,7 @@ packages:
 	packaging/build.sh
 
 kernel-packages:
-	packaging/kernel/build-kernel-pkgs.sh
+	packaging/kernel/build-kernel-pkgs.sh --line $(LINE)
 
 check-packaging:
 	tests/packaging/run.sh --full
@@ -125,10 +127,13 @@ check-packaging:
 # The distribution-config builds are long: never part of check or
 # check-packaging.
 kernel-packages-cloud:
-	packaging/kernel/build-kernel-pkgs.sh --distro debian-cloud --deb
+	packaging/kernel/build-kernel-pkgs.sh --line $(LINE) --distro debian-cloud --deb
+
+# The set of that line (build-kernel-pkgs.sh links 6.1's as kernel-pkgs).
+KERNEL_PKGS = build/packaging/kernel-pkgs$(if $(filter 6.1,$(LINE)),,-$(LINE))
 
 check-packaging-cloud: kernel-packages-cloud
-	tests/packaging/cloud.sh build/packaging/kernel-pkgs
+	tests/packaging/cloud.sh $(KERNEL_PKGS)
 
 # The kernel sets it takes are the ones built last (build/packaging/kernel-pkgs):
 # make kernel-packages or kernel-packages-cloud first.
