@@ -56,7 +56,7 @@
 # command line and CONFIG_LOCALVERSION emptied by packaging.config or
 # distro-config.sh.
 #
-# Lines: 6.1 runs exactly the commands it ran before it had a line:
+# Lines: 6.1 runs the kbuild commands it ran before it had a line:
 # bindeb-pkg with CC="ccache gcc", then "make rpm-pkg MKSPEC=mkspec-mmtune"
 # in a second tree (6.1's binrpm-pkg has no devel package, which DKMS
 # needs; rpm-pkg compiles again inside rpmbuild, ccache keeps that short).
@@ -214,6 +214,8 @@ prepare_distro_tree() {
 # direct mode on every file. The copy is removed after the build (EXIT).
 sigdir=$out/signing
 stage_dir=$cache/kernel-pkgs/.signing-stage
+# A dry run takes no lock: never the staged key of a build that runs.
+[ $dry -eq 1 ] && stage_dir=$out/.signing-stage
 stage_key=$stage_dir/signing_key.pem
 make_signing_key() {
 	local g
