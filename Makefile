@@ -2,16 +2,25 @@
 #
 #   make kernel    patched 6.1 test kernel (cached, see scripts/kernel-build.sh)
 #   make modules   mmtune.ko and the test modules against that kernel
-#   LINE=6.12      with kernel, modules: the 6.12 line instead (kernel-patches/6.12,
-#                  linux-source-6.12, build/kernel-6.12; scripts/kernel-build-line.sh)
+#   LINE=6.12      with kernel, modules, run, vm-check, check-slow: the 6.12 line
+#                  instead (kernel-patches/6.12, linux-source-6.12,
+#                  build/kernel-6.12; scripts/kernel-build-line.sh); its modules
+#                  are built in build/6.12/ (module/ keeps 6.1's)
 #   make kernel-prepare LINE=6.12  that line's tree patched and configured, not
 #                  built (the dry run)
 #   make run       the main job: boot the kernel with mmtune in qemu, show it
-#   make check     every test suite (unit, static, VM), one summary line
+#   make check     every test suite (unit, static, VM on each kernel line), one
+#                  summary line
 #   make kernel-bench  the benchmark kernels: bench-prod (the series, no
 #                  debugging) and bench-unpatched (same config, no series)
 #   make bench-icount  instruction counts per operation, every feature, on
 #                  those kernels (tests/bench/icount-features.sh)
+#   make kernel-bench-irqsoff  bench-prod with the irqsoff and preemptoff
+#                  latency tracers (configs/bench-irqsoff.config; 20 min)
+#   make bench-irqsoff  interrupts-off sections, preemption-off sections and
+#                  scheduling latency during munmap of 1 GiB of swapped-out
+#                  memory, the stock slot cache against mmtune's at 64 and
+#                  1024 (tests/bench/irqsoff.sh; issue 26 item 2; 1 hour)
 #   make check-debug  the VM suite on the debug kernel (KASAN, kmemleak,
 #                  DEBUG_PAGEALLOC, lockdep) with preempt=full
 #   make check-slow   the VM tests marked "# slow:" (campaigns, mm
@@ -45,12 +54,25 @@
 
 # The kernel line (kernel-patches/LINE): 6.1, the default, or 6.12.
 LINE ?= 6.1
+# The other kernel lines "make check" tests too: every kernel-patches/LINE
+# with a series but 6.1 (tests/run-all.sh finds them the same way).
+OTHER_LINES := $(filter-out 6.1,$(notdir $(patsubst %/series,%,$(wildcard kernel-patches/*/series))))
+# Where a line's modules are built: 6.1 in the source directories (DKMS and
+# the packaging tests expect module/mmtune.ko there), the others in
+# build/LINE/, from a copy of the sources, so that the two never overwrite
+# each other's objects.
 ifeq ($(LINE),6.1)
 KDIR ?= $(CURDIR)/build/kernel
+MODDIR := $(CURDIR)/module
+KMODDIR := $(CURDIR)/tests/kmod
 else
 KDIR ?= $(CURDIR)/build/kernel-$(LINE)
+MODDIR := $(CURDIR)/build/$(LINE)/module
+KMODDIR := $(CURDIR)/build/$(LINE)/kmod
 endif
 export KDIR
+# tests/vm/run.sh --line: the kernel, modules and run directory of the line.
+VM_LINE := $(if $(filter 6.1,$(LINE)),,--line $(LINE))
 
 all: modules
 
@@ -68,21 +90,37 @@ endif
 kernel-prepare:
 	scripts/kernel-build-line.sh $(LINE) --prepare
 
+# Another line's copy keeps its objects (rsync leaves excluded files), so
+# kbuild rebuilds only what changed.
 modules: kernel
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/module modules
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod modules
+ifneq ($(LINE),6.1)
+	@mkdir -p $(MODDIR) $(KMODDIR)
+	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
+		--exclude='.*.cmd' --exclude=Module.symvers --exclude=modules.order module/ $(MODDIR)/
+	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
+		--exclude='.*.cmd' --exclude=Module.symvers --exclude=modules.order tests/kmod/ $(KMODDIR)/
+endif
+	$(MAKE) -C $(KDIR) M=$(MODDIR) modules
+	$(MAKE) -C $(KDIR) M=$(KMODDIR) modules
+
+# Every kernel line's kernel and modules, one line after the other (the
+# kernel builds take the machine's build lock in turn anyway).
+# (KDIR is exported: each line's make must pick its own.)
+modules-all-lines:
+	env -u KDIR $(MAKE) --no-print-directory modules LINE=6.1
+	$(foreach l,$(OTHER_LINES),env -u KDIR $(MAKE) --no-print-directory modules LINE=$(l) &&) true
 
 run: modules
-	tests/vm/run.sh --demo
+	tests/vm/run.sh --demo $(VM_LINE)
 
-check: modules
+check: modules-all-lines
 	tests/run-all.sh
 
 check-slow: modules
-	MMTUNE_VM_SLOW=only tests/vm/run.sh
+	MMTUNE_VM_SLOW=only tests/vm/run.sh $(VM_LINE)
 
 check-selftests: modules
-	MMTUNE_VM_SLOW=1 tests/vm/run.sh --tests '80-*'
+	MMTUNE_VM_SLOW=1 tests/vm/run.sh --tests '80-*' $(VM_LINE)
 
 kernel-debug:
 	scripts/kernel-build.sh --variant debug
@@ -93,6 +131,12 @@ kernel-bench:
 
 bench-icount: kernel-bench
 	tests/bench/icount-features.sh
+
+kernel-bench-irqsoff:
+	scripts/kernel-build-bench.sh bench-irqsoff
+
+bench-irqsoff: kernel-bench-irqsoff
+	tests/bench/run.sh irqsoff
 
 check-debug:
 	tests/vm/check-debug.sh
@@ -113,7 +157,7 @@ check-matrix:
 	scripts/check-build-matrix-line.sh 6.12 || rc=1; exit $$rc
 
 vm-check: modules
-	tests/vm/run.sh
+	tests/vm/run.sh $(VM_LINE)
 
 packages:
 	packaging/build.sh
@@ -141,8 +185,9 @@ repo: packages
 	packaging/repo/make-repo.sh
 
 clean:
-	rm -rf build/unit build/vm build/vm-failed-* build/debug build/test-logs build/packaging
+	rm -rf build/unit build/vm build/vm-[0-9]* build/vm-failed-* build/debug build/test-logs build/packaging \
+		$(foreach l,$(OTHER_LINES),build/$(l))
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests kernel-debug kernel-bench bench-icount check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud repo
+.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud repo

@@ -2,9 +2,10 @@
 # Run every test suite, print each result, and end with one summary line.
 # Suites: unit (userspace, cmocka), static (checkpatch, ABI docs), userspace
 # (mmtunectl: pytest, vermin, systemd-analyze, ansible), vm (boots
-# the patched kernel under qemu and runs the guest tests), packaging (builds
-# and lints the mmtune packages). Expects the
-# kernel and modules built (the top-level "make check" does that).
+# the patched 6.1 kernel under qemu and runs the guest tests), vm-LINE (the
+# same on each other kernel line, e.g. vm-6.12), packaging (builds and lints
+# the mmtune packages). Expects the kernels and modules of every line built
+# (the top-level "make check" does that).
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,10 +22,16 @@ start=$(date +%s)
 # plan announced but the suite never gave counts as failed).
 run_suite() {
 	local name=$1; shift
-	local rc ok notok skip missing
 	echo "=== $name: $*"
 	"$@" 2>&1 | tee "$log/$name.log"
-	rc=${PIPESTATUS[0]}
+	count_suite "$name" "${PIPESTATUS[0]}"
+}
+
+# count_suite NAME RC: count the results of a suite that ran (its output in
+# $log/NAME.log, its exit status RC).
+count_suite() {
+	local name=$1 rc=$2
+	local ok notok skip missing
 	read -r ok notok skip missing < <(tap_tally "$log/$name.log")
 	[ "$missing" -gt 0 ] && echo "not ok $name: $missing planned result(s) missing"
 	# A suite that failed without naming a failed test (build error, kernel
@@ -44,7 +51,39 @@ run_suite() {
 run_suite unit make -s -C tests/unit check
 run_suite static scripts/check-style-docs.sh
 run_suite userspace tests/userspace/run.sh
-run_suite vm tests/vm/run.sh
+# The VM suite of each kernel line: every kernel-patches/LINE with a series.
+# Each guest is single-threaded TCG, one host CPU, so the other lines' suites
+# run beside 6.1's when the host has a CPU for each
+# (MMTUNE_VM_LINES_PARALLEL=1, the default with 2 CPUs or more; 0: one
+# after the other); their output follows 6.1's. A guest's limits then
+# count the other guest in the host load (run.sh's factor). KDIR, which
+# make exports, is the 6.1 kernel: the other lines take their own.
+others=()
+for series in kernel-patches/*/series; do
+	line=$(basename "$(dirname "$series")")
+	[ "$line" = 6.1 ] || others+=("$line")
+done
+parallel=${MMTUNE_VM_LINES_PARALLEL:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}
+if [ "$parallel" = 1 ] && [ ${#others[@]} -gt 0 ]; then
+	vm_scale=${MMTUNE_VM_LOAD_SCALE:-$(awk -v n="$(nproc)" -v k=${#others[@]} '{ print 1 + int(($1 + k) / n) }' /proc/loadavg)}
+	for line in "${others[@]}"; do
+		echo "=== vm-$line: tests/vm/run.sh --line $line (beside the 6.1 suite, limits x$vm_scale; its output follows)"
+		(MMTUNE_VM_LOAD_SCALE=$vm_scale env -u KDIR tests/vm/run.sh --line "$line" >"$log/vm-$line.log" 2>&1
+			echo $? >"$log/vm-$line.rc") &
+	done
+	MMTUNE_VM_LOAD_SCALE=$vm_scale run_suite vm tests/vm/run.sh
+	wait
+	for line in "${others[@]}"; do
+		echo "=== vm-$line: tests/vm/run.sh --line $line (ran beside the 6.1 suite)"
+		cat "$log/vm-$line.log"
+		count_suite "vm-$line" "$(cat "$log/vm-$line.rc" 2>/dev/null || echo 1)"
+	done
+else
+	run_suite vm tests/vm/run.sh
+	for line in "${others[@]}"; do
+		run_suite "vm-$line" env -u KDIR tests/vm/run.sh --line "$line"
+	done
+fi
 # The quick part only; the full one is "make check-packaging".
 run_suite packaging tests/packaging/run.sh --quick
 

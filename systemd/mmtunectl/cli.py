@@ -92,7 +92,10 @@ def cmd_list(ctx, args):
 def cmd_knobs(ctx, args):
     """The schema: every key a profile may set, with its file and values."""
     for k in schema.KNOBS:
-        say("%-40s %-50s %s" % (k.name, ctx.show(k.path), describe(k)))
+        # The kernel lines of a knob that not every line has.
+        lines = " (%s only)" % " ".join(k.lines) if k.lines and set(k.lines) != set(
+            schema.LINES) else ""
+        say("%-40s %-50s %s%s" % (k.name, ctx.show(k.path), describe(k), lines))
     return EXIT_OK
 
 
@@ -324,6 +327,10 @@ def status_doc(ctx, r):
            "module_expected": r.module_expected, "kernel_hooks": r.hooks,
            "last_apply": engine.load_last_apply(ctx), "absent_features": {},
            "recommended_profile": r.recommended, "recorded_profile": r.recorded,
+           "kernel": {"release": r.release, "line": r.line,
+                      "mmtune_line": r.line in schema.LINES},
+           "other_line_knobs": [row["name"] for row in r.rows if row.get("kernel_lines")],
+           "size_counters": engine.size_counters(ctx),
            "sysctl_d_overridden": [
                {"knob": s.knob.name, "value": v, "origin": w, "wanted": s.wanted()}
                for s, v, w in engine.sysctl_d_overrides(ctx, r.profile)
@@ -343,6 +350,27 @@ def status_doc(ctx, r):
                           "saved_knobs": sorted(r.state.get("saved", {})),
                           "refused_knobs": sorted(r.state.get("refused", []))}
     return doc
+
+
+# The kernel's per-size counters status shows, in this order (every one
+# is in status --json and the metrics).
+SIZE_COLUMNS = ("anon_fault_alloc", "anon_fault_fallback", "swpout", "swpout_fallback",
+                "zswpout", "split", "nr_anon")
+
+
+def size_table(sizes):
+    """Lines of the per-size counter table ("-": the size has no such file,
+    e.g. 8kB is shmem only, zswpout needs the 6.12 series)."""
+    cols = [c for c in SIZE_COLUMNS if any(c in st for st in sizes.values())]
+    if not cols:
+        return []
+    rows = [["size"] + list(cols)] + [
+        [size] + [str(st[c]) if c in st else "-" for c in cols] for size, st in sizes.items()]
+    width = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = ["per size (/sys/kernel/mm/transparent_hugepage/hugepages-<size>kB/stats):"]
+    for r in rows:
+        out.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, width)).rstrip())
+    return out
 
 
 def cmd_status(ctx, args):
@@ -383,6 +411,15 @@ def cmd_status(ctx, args):
             ", ".join("%s %s" % kv for kv in sorted(m["features"].items())) or "-"))
     else:
         say("module: mmtune not loaded (kernel hooks: %s)" % doc["kernel_hooks"])
+    kern = doc["kernel"]
+    say("kernel: %s, %s" % (
+        kern["release"] or "release unknown",
+        "line %s" % kern["line"] if kern["mmtune_line"]
+        else "not a kernel line of mmtune (%s)" % ", ".join(schema.LINES)))
+    if doc["other_line_knobs"]:
+        others = sorted(set(l for row in doc["knobs"] for l in row.get("kernel_lines", [])))
+        say("kernel: line %s: %d knob(s) of the profile are only on %s, skipped" % (
+            kern["line"], len(doc["other_line_knobs"]), " and ".join(others)))
     for f, a in sorted(doc["absent_features"].items()):
         say("kernel: no %s (%s absent; needs %s): %d knob(s) of the profile skipped" % (
             f, a["path"], a["needs"], len(a["knobs"])))
@@ -394,11 +431,14 @@ def cmd_status(ctx, args):
             continue
         say("%-40s %-14s %-14s %s" % (row["name"], row["wanted"] or "-",
                                       row["live"] if row["live"] is not None else "-",
-                                      row["state"]))
+                                      row["state"] + (" (%s only)" % " ".join(row["kernel_lines"])
+                                                      if row.get("kernel_lines") else "")))
     if doc["counters"]:
         say("counters:")
         for k in sorted(doc["counters"]):
             say("  %-38s %s" % (k, doc["counters"][k]))
+    for line in size_table(doc["size_counters"]):
+        say(line)
     for o in doc["sysctl_d_overridden"]:
         say("note: %s: %s sets %s at boot; the profile's %s wins (mmtune.service runs after "
             "systemd-sysctl.service)" % (o["knob"], o["origin"], o["value"], o["wanted"]))

@@ -21,6 +21,7 @@ import collections
 import fcntl
 import json
 import os
+import re
 import time
 
 from . import journal, schema
@@ -324,6 +325,44 @@ def sysctl_d_msg(s, value, where):
                 s.knob.name, where, value, s.wanted()))
 
 
+RELEASE = "proc/sys/kernel/osrelease"
+
+
+def kernel_line(ctx):
+    """(release, line): uname -r and its "major.minor" ("6.12"), each None
+    when it cannot be read. The line decides which knobs exist at all
+    (schema.LINES, Knob.lines)."""
+    release = (ctx.read(RELEASE) or "").strip() or None
+    m = re.match(r"^([0-9]+)\.([0-9]+)", release or "")
+    return release, ("%s.%s" % m.groups() if m else None)
+
+
+def other_line(ctx, knob, line):
+    """The lines of knob when it is a file of another kernel line than the
+    running one (a line of schema.LINES) and absent here, else None: such a
+    knob is skipped whatever the profile says, with one line for all."""
+    if (knob.lines and line in schema.LINES and line not in knob.lines
+            and not ctx.exists(knob.path)):
+        return knob.lines
+    return None
+
+
+def other_line_settings(ctx, settings):
+    """[Setting] of the settings that are knobs of another kernel line."""
+    line = kernel_line(ctx)[1]
+    return [s for s in settings if other_line(ctx, s.knob, line)]
+
+
+def other_line_msg(ctx, settings):
+    """The one line that says which knobs of the profile this kernel line
+    does not have."""
+    line = kernel_line(ctx)[1]
+    lines = sorted(set(l for s in settings for l in s.knob.lines),
+                   key=lambda l: tuple(int(x) for x in l.split(".")))
+    return "skipped: %d knob(s) not on this kernel line (%s), only on %s: %s" % (
+        len(settings), line, " and ".join(lines), ", ".join(s.knob.name for s in settings))
+
+
 def absent_feature(ctx, knob):
     """The outermost kernel feature (schema.FEATURES) of knob that this
     kernel lacks, or None: no zswap, no mmtune.ko, an mTHP size it lacks."""
@@ -361,16 +400,21 @@ class Plan(object):
         self.missing = []       # [Setting] required, absent on this kernel
         self.skips = []         # messages: optional absent, owned by tuned
         self.absent = {}        # {feature: [Setting]}: this kernel lacks the feature
+        self.other_line = []    # [Setting] knobs of another kernel line
         self.unchanged = 0
 
     def changes(self):
         return self.writes + self.restores
 
     def skipped(self):
-        return len(self.skips) + sum(len(v) for v in self.absent.values())
+        return (len(self.skips) + len(self.other_line)
+                + sum(len(v) for v in self.absent.values()))
 
     def report(self, ctx, say):
-        """The skip lines: one per absent feature, one per other skipped knob."""
+        """The skip lines: one for the knobs of another kernel line, one per
+        absent feature, one per other skipped knob."""
+        if self.other_line:
+            say(other_line_msg(ctx, self.other_line))
         for f, settings in self.absent.items():
             say(feature_msg(ctx, f, settings), prio=journal.WARNING)
         for m in self.skips:
@@ -380,9 +424,13 @@ class Plan(object):
 def make_plan(ctx, profile, owned, saved):
     plan = Plan()
     mine = [s for s in profile.ordered() if s.knob.name not in owned]
-    # Required means required where the kernel has the feature.
-    plan.absent = absent_features(ctx, mine)
-    absent = set(s.knob.name for v in plan.absent.values() for s in v)
+    # A knob of another kernel line is never there: not an error, whatever
+    # the profile says. Required means required where the kernel has the
+    # feature.
+    plan.other_line = other_line_settings(ctx, mine)
+    absent = set(s.knob.name for s in plan.other_line)
+    plan.absent = absent_features(ctx, [s for s in mine if s.knob.name not in absent])
+    absent |= set(s.knob.name for v in plan.absent.values() for s in v)
     for s in profile.ordered():
         k = s.knob
         if k.name in owned:
@@ -456,7 +504,9 @@ def apply(ctx, profile, selection, owned, say, reload=False):
                          "files": profile.files, "saved": saved,
                          "refused": [c.knob.name for c, _ in refused],
                          "absent_features": dict((f, [x.knob.name for x in v])
-                                                 for f, v in plan.absent.items())})
+                                                 for f, v in plan.absent.items()),
+                         "kernel_line": kernel_line(ctx)[1],
+                         "other_line": [x.knob.name for x in plan.other_line]})
         for c in plan.writes:
             if c in written:
                 say("set %s = %s (was %s)" % (c.knob.name, c.target, was(c)))
@@ -510,6 +560,7 @@ def rollback(ctx, owned, say):
 def knob_rows(ctx, profile, owned):
     """One row per schema knob: wanted, live and state (match, drift...)."""
     rows = []
+    line = kernel_line(ctx)[1]
     for k in schema.KNOBS:
         s = profile.settings.get(k.name) if profile else None
         live = read_knob(ctx, k)
@@ -521,6 +572,9 @@ def knob_rows(ctx, profile, owned):
         elif k.name in owned:
             row["state"] = "tuned"
             row["owner"] = owned[k.name]
+        elif live is None and other_line(ctx, k, line):
+            row["state"] = "skipped"
+            row["kernel_lines"] = list(k.lines)
         elif live is None and absent_feature(ctx, k):
             row["state"] = "skipped"
             row["absent_feature"] = absent_feature(ctx, k)
@@ -568,6 +622,34 @@ def counters(ctx):
             v = (text or "").strip()
             if v.isdigit():
                 out["mmtune.%s.%s" % (d, n)] = int(v)
+    return out
+
+
+def size_dirs(ctx):
+    """[(size, rel dir)] of the kernel's hugepages-<size>kB directories,
+    smallest first (6.12; none on 6.1)."""
+    out = []
+    for n in ctx.listdir(schema.THP):
+        m = re.match(r"^hugepages-([0-9]+)kB$", n)
+        if m and os.path.isdir(ctx.path(schema.THP + "/" + n)):
+            out.append((int(m.group(1)), n))
+    return [("%dkB" % kb, schema.THP + "/" + n) for kb, n in sorted(out)]
+
+
+def size_counters(ctx):
+    """{size: {stat: int}}: every number in the kernel's
+    hugepages-<size>kB/stats/ (anon_fault_alloc, swpout, swpout_fallback,
+    split, nr_anon, ...; zswpout with the 6.12 series' zswap patch): the
+    per-size counters of the mTHP swap-out and zswap paths mmtune tunes."""
+    out = collections.OrderedDict()
+    for size, d in size_dirs(ctx):
+        stats = {}
+        for n in ctx.listdir(d + "/stats"):
+            v = (ctx.read("%s/stats/%s" % (d, n)) or "").strip()
+            if v.isdigit():
+                stats[n] = int(v)
+        if stats:
+            out[size] = stats
     return out
 
 

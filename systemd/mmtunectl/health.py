@@ -73,6 +73,8 @@ class Report(object):
         self.recommended = None     # what the rules pick now
         self.recorded = None        # the pick the first apply --auto recorded
         self.owned = {}             # knobs tuned (or what it re-applies) owns
+        self.release = None         # uname -r
+        self.line = None            # its kernel line, "6.12"
 
     def status(self):
         codes = set(c for c, _ in self.problems)
@@ -107,11 +109,13 @@ def evaluate(ctx):
         except ConfigError as e:
             r.errors.extend(e.errors)
     owned = r.owned = tuned.owned(ctx)
+    r.release, r.line = engine.kernel_line(ctx)
     r.rows = engine.knob_rows(ctx, r.profile, owned)
     r.module = engine.module_info(ctx)
     for row in r.rows:
         k = schema.BY_NAME[row["name"]]
-        if row["wanted"] is not None and k.feature:
+        # A knob of another kernel line says nothing of this kernel's features.
+        if row["wanted"] is not None and k.feature and not row.get("kernel_lines"):
             f = row.get("absent_feature") or k.feature
             r.features[f] = r.features.get(f, True) and not row.get("absent_feature")
     for row in r.rows:
@@ -128,7 +132,8 @@ def evaluate(ctx):
                            "run mmtunectl apply --auto" % (
                                r.selection.name, r.selected.name, r.selected.reason)))
     wants_mmtune = [row["name"] for row in r.rows if row["name"].startswith("mmtune.")
-                    and row["wanted"] is not None and row["state"] != "tuned"]
+                    and row["wanted"] is not None and row["state"] != "tuned"
+                    and not row.get("kernel_lines")]
     if wants_mmtune and not r.module["loaded"]:
         r.hooks = kernel_hooks(ctx)
         if r.hooks == "no":

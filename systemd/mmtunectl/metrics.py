@@ -85,6 +85,9 @@ def render(ctx, report):
            ("abi_version", report.module.get("abi_version") or ""),
            ("applied_profile", (report.state or {}).get("profile") or ""),
            ("selected_profile", report.selected.name if report.selected else "")])
+    f.add("mmtune_kernel_info", "gauge",
+          "The running kernel: uname -r and its kernel line (6.1, 6.12; empty when unknown).",
+          1, [("release", report.release or ""), ("line", report.line or "")])
     f.add("mmtune_module_loaded", "gauge", "1 while /sys/kernel/mm/mmtune exists.",
           report.module["loaded"])
     f.add("mmtune_module_expected", "gauge",
@@ -130,7 +133,28 @@ def render(ctx, report):
         _, d, n = key.split(".", 2)
         f.add(_name("mmtune", d, n), "gauge",
               "State %s of mmtune.ko (/sys/kernel/mm/mmtune/%s/%s)." % (key, d, n), value)
+    _sizes(f, engine.size_counters(ctx))
     return f.text()
+
+
+def size_metric(stat):
+    """(name, type) of a per-size kernel stat: mmtune_thp_<stat>_total with
+    a size label, one family per stat, not one per size; nr_* files are
+    counts of folios now, gauges without _total."""
+    if stat.startswith("nr_"):
+        return _name("mmtune", "thp", stat), "gauge"
+    return _name("mmtune", "thp", stat, "total"), "counter"
+
+
+def _sizes(f, sizes):
+    """The kernel's hugepages-<size>kB/stats/* (6.12) with a size label."""
+    stats = sorted(set(n for st in sizes.values() for n in st))
+    for stat in stats:
+        name, kind = size_metric(stat)
+        for size, st in sizes.items():
+            if stat in st:
+                f.add(name, kind, "Per mTHP size: the kernel's /sys/kernel/mm/transparent_hugepage/"
+                      "hugepages-<size>kB/stats/%s." % stat, st[stat], [("size", size)])
 
 
 LAST_RUN = "run/mmtune/last-run.json"

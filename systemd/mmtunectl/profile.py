@@ -167,6 +167,55 @@ def _suggest(word, choices):
     return " (did you mean %r?)" % close[0] if close else ""
 
 
+# A name with a size at its end: hugepages-64kB, policy_64kB, and the
+# misspellings of the unit (64KB, 64k, 2M, 2MB).
+SIZED = re.compile(r"^(.*[-_])([0-9]+)([A-Za-z]*)$")
+UNIT_KB = {"kb": 1, "k": 1, "m": 1024, "mb": 1024}
+
+
+def _sizes_text(sizes):
+    return ", ".join(sizes)
+
+
+def size_error(name, names):
+    """For a per-size name that is not one of names (sections or keys): why,
+    naming the sizes there are, or None when name is not a per-size one.
+    Sizes are written as the kernel names its directories, in kB."""
+    m = SIZED.match(name)
+    if not m:
+        return None
+    prefix, number, unit = m.groups()
+    sizes = []
+    for n in names:
+        if n.startswith(prefix) and re.match(r"^[0-9]+kB$", n[len(prefix):]):
+            sizes.append(n[len(prefix):])
+    if not sizes:
+        return None
+    sizes.sort(key=lambda x: int(x[:-2]))
+    if unit != "kB" and unit.lower() in UNIT_KB:
+        fix = "%dkB" % (int(number) * UNIT_KB[unit.lower()])
+        if fix in sizes:
+            return "sizes are written in kB, as the kernel names them (did you mean %r?)" % (
+                prefix + fix)
+    return "no size %s%s: %s<size>kB exists for %s" % (
+        number, unit, prefix, _sizes_text(sizes))
+
+
+def _other_size(section, key):
+    """For a key another size's section has (enabled in [thp.hugepages-8kB]):
+    the sizes that have it."""
+    m = SIZED.match(section)
+    if not m:
+        return None
+    sizes = [k.size for k in schema.KNOBS if k.key == key and k.size
+             and k.section == m.group(1) + k.size]
+    if not sizes:
+        return None
+    keys = [k.key for k in schema.KNOBS if k.section == section]
+    return "size %s%s has only %s; %s exists for %s" % (
+        m.group(2), m.group(3), ", ".join(keys), key, _sizes_text(sizes))
+
+
 def read_text(path, shown, errors):
     """A profile file's text; an unreadable one is an error with its name."""
     try:
@@ -295,14 +344,17 @@ class Loader(object):
                     prof.summary = value
                 continue
             if section not in schema.SECTIONS:
+                why = size_error(section, schema.SECTIONS)
                 errors.append("%s: unknown section [%s]%s" % (
-                    here, section, _suggest(section, schema.SECTIONS + ["main"])))
+                    here, section, ": " + why if why else
+                    _suggest(section, schema.SECTIONS + ["main"])))
                 continue
             knob = schema.BY_NAME.get(section + "." + key)
             if knob is None:
                 keys = [k.key for k in schema.KNOBS if k.section == section]
+                why = size_error(key, keys) or _other_size(section, key)
                 errors.append("%s: unknown key %r in [%s]%s" % (
-                    here, key, section, _suggest(key, keys)))
+                    here, key, section, ": " + why if why else _suggest(key, keys)))
                 continue
             # The two forms of one kernel setting (schema.PAIRS): the last
             # one set wins, as for one knob; both in one file is ambiguous.

@@ -28,10 +28,21 @@ separated, with a header line:
               in its default only (abi_version)
 
 Every rw file becomes the profile key [mmtune.DIR] FILE; counter files are
-what status and the Prometheus output show. A file that only some lines have
-is, like a feature directory, skipped on a kernel without it. A feature added to the module
+what status and the Prometheus output show. A feature added to the module
 is added to knobs.tsv (a test checks it against sysfs-docs) and mmtunectl
 picks it up: profiles, validation, apply order, verify, status, metrics.
+
+Kernel lines: every knob knows the lines that have its file (Knob.lines:
+the table's column for mmtune's, set below for the kernel's own: the mTHP
+sizes and zswap's shrinker_enabled are 6.12's, same_filled_pages_enabled
+6.1's). On a kernel of one of these lines (uname -r), a knob of another
+line is skipped with one line for all of them, never an error; on any
+other kernel, an absent file is judged by its feature as before.
+
+Per-size knobs (Knob.size, e.g. "64kB"): the kernel's mTHP files are one
+section per size, [thp.hugepages-<size>kB], as its directories are; the
+module's are one key per size, policy_<size>kB and store_<size>kB, as its
+files are. Every key is one file: there is no second spelling of a knob.
 """
 
 import os
@@ -41,6 +52,9 @@ MMTUNE = "sys/kernel/mm/mmtune"
 THP = "sys/kernel/mm/transparent_hugepage"
 ZSWAP = "sys/module/zswap/parameters"
 SYSCTL_VM = "proc/sys/vm"
+
+# The size in the path of a per-size file: hugepages-64kB/enabled, policy_64kB.
+SIZE_RE = re.compile(r"[-_]([0-9]+kB)(?:/|$)")
 
 INT_MAX = 2147483647
 ULONG_MAX = 18446744073709551615
@@ -58,7 +72,7 @@ class Knob(object):
     """
 
     def __init__(self, section, key, path, kind, ranges=None, choices=None,
-                 bracket=False, provider="kernel", note="", feature=None):
+                 bracket=False, provider="kernel", note="", feature=None, lines=None):
         self.section = section
         self.key = key
         self.name = section + "." + key
@@ -75,6 +89,12 @@ class Knob(object):
         self.feature = feature
         # The other form of the same kernel setting (PAIRS), or None.
         self.pair = None
+        # The kernel lines (LINES) that have the file; None: every kernel
+        # that has its feature.
+        self.lines = tuple(lines) if lines else None
+        # The folio size of a per-size knob ("64kB"), else None.
+        m = SIZE_RE.search(path)
+        self.size = m.group(1) if m else None
 
 
 def _sysctl(name, ranges, note=""):
@@ -93,9 +113,14 @@ def _zswap(key, kind, **kw):
 
 
 B01 = "bool01"
-# mTHP sizes with 4 KiB pages (orders 2 to PMD); a size this kernel lacks
-# has no directory and its knob is skipped like any absent feature.
+# mTHP sizes with 4 KiB pages (6.12, mm/huge_memory.c thpsize_create()):
+# anonymous folios of orders 2 to PMD have hugepages-<size>kB/enabled,
+# shmem folios of orders 1 to PMD hugepages-<size>kB/shmem_enabled (8kB is
+# shmem only). A size this kernel lacks has no directory and its knobs are
+# skipped like any absent feature; 6.1 has none of them.
 MTHP_SIZES_KB = [16, 32, 64, 128, 256, 512, 1024, 2048]
+SHMEM_SIZES_KB = [8] + MTHP_SIZES_KB
+MTHP_LINES = ("6.12",)
 
 # Order matters: apply writes in this order, so that global policy (sysctl,
 # THP, zswap) is in place before mmtune's features are switched on; the
@@ -138,17 +163,25 @@ KNOBS = [
     _thp("thp.khugepaged", "scan_sleep_millisecs", "khugepaged/scan_sleep_millisecs",
          "int", ranges=[(0, INT_MAX)]),
 ] + [
-    # mTHP (6.8+): one directory per size the kernel supports.
-    _thp("thp.hugepages-%dkB" % size, "enabled", "hugepages-%dkB/enabled" % size,
-         "choice", bracket=True, choices=["always", "inherit", "madvise", "never"],
-         feature="thp.hugepages-%dkB" % size)
-    for size in MTHP_SIZES_KB
+    # mTHP (6.8+): one directory per size the kernel supports; per size
+    # the anonymous switch, then shmem's (inherit: the files above).
+    _thp("thp.hugepages-%dkB" % size, key, "hugepages-%dkB/%s" % (size, key),
+         "choice", bracket=True, choices=choices, feature="thp.hugepages-%dkB" % size,
+         lines=MTHP_LINES)
+    for size in SHMEM_SIZES_KB
+    for key, choices in (("enabled", ["always", "inherit", "madvise", "never"]),
+                         ("shmem_enabled", ["always", "inherit", "within_size", "advise",
+                                            "never"]))
+    if key == "shmem_enabled" or size in MTHP_SIZES_KB
 ] + [
     _zswap("compressor", "str", note="the kernel refuses an unknown compressor"),
     _zswap("zpool", "choice", choices=["zbud", "z3fold", "zsmalloc"]),
     _zswap("max_pool_percent", "int", ranges=[(1, 100)]),
     _zswap("accept_threshold_percent", "int", ranges=[(0, 100)]),
-    _zswap("same_filled_pages_enabled", "boolYN"),
+    # 6.12 stores zero-filled pages always (no switch), and can write cold
+    # entries back to the swap device under pool pressure (6.8+).
+    _zswap("same_filled_pages_enabled", "boolYN", lines=["6.1"]),
+    _zswap("shrinker_enabled", "boolYN", lines=["6.12"]),
     # Last of zswap: switch it on once compressor and pool are set.
     _zswap("enabled", "boolYN"),
 ]
@@ -261,6 +294,9 @@ def read_line_rows(path=None):
 
 
 MM_FILES = read_table()
+# The kernel lines mmtune has a series and a table column for.
+LINES = sorted(set(l for f in MM_FILES for l in f.lines),
+               key=lambda l: tuple(int(x) for x in l.split(".")))
 MM_DIRS = []
 # The kernel lines each directory exists on: those of its files.
 DIR_LINES = {}
@@ -290,7 +326,8 @@ def _mm_knobs():
             k = Knob("mmtune." + d, f.file, f.path, _KIND[f.type], ranges=f.ranges,
                      choices=f.choices, bracket=f.type == "choice",
                      provider="mmtune.ko feature group " + d,
-                     feature="mmtune.%s.%s" % (d, f.file) if _line_only(f) else "mmtune." + d)
+                     feature="mmtune.%s.%s" % (d, f.file) if _line_only(f) else "mmtune." + d,
+                     lines=f.lines)
             k.default = f.default
             k.relation_text = f.constraint
             out.append(k)
@@ -310,7 +347,7 @@ FEATURES = {
     "zswap": ("sys/module/zswap", None, "CONFIG_ZSWAP"),
     "mmtune": (MMTUNE, None, "mmtune.ko (loaded, built for this kernel's hook ABI)"),
 }
-for _s in MTHP_SIZES_KB:
+for _s in SHMEM_SIZES_KB:
     FEATURES["thp.hugepages-%dkB" % _s] = (
         THP + "/hugepages-%dkB" % _s, "thp", "mTHP size %d kB (kernel 6.8+ with this size)" % _s)
 for _d in MM_DIRS:

@@ -146,9 +146,9 @@ declare -A ops=([mem]=16384 [disk]=4096 [zram]=4096 [zswap]=4096 [zswapthp]=32 [
 # (get_swap_pages, the series' get_swap_pages_batch that the module's slot
 # cache refills with, swapcache_free_entries: each takes it once per swap
 # device, scan_swap_map_slots again after 256 slots), the zero checks
-# (memchr_inv) and compressions.
+# (memcmp: pages_identical(); memchr_inv) and compressions.
 calls=(rmqueue_bulk free_pcppages_bulk free_one_page rmqueue_buddy
-	get_swap_pages get_swap_pages_batch swapcache_free_entries memchr_inv
+	get_swap_pages get_swap_pages_batch swapcache_free_entries memchr_inv memcmp
 	LZ4_compress_fast zs_malloc split_huge_page_to_list)
 
 # One job per set and configuration: "SET CONFIG".

@@ -14,8 +14,19 @@
 # Benchmarks are not tests: they report ratios measured side by side in one
 # boot and fail only if the run itself breaks. A "# disk-bps: N" line in
 # the guest script throttles the virtio swap disk to N bytes/s (unless
-# MMTUNE_VM_DISK_BPS is set). The report
-# is printed and kept in build/bench/NAME.txt.
+# MMTUNE_VM_DISK_BPS is set). Other header lines of the guest script:
+#   # kernel: NAME      boot the benchmark kernel NAME of
+#                       scripts/kernel-build-bench.sh (built if needed)
+#                       with mmtune.ko built against it in build/bench/
+#                       instead of the test kernel and module/mmtune.ko
+#   # module-patch: P   also mmtune.ko with tests/bench/P applied to a
+#                       copy of module/, as /files/mmtune-P.ko (P without
+#                       .patch) in the guest
+#   # smp: N            N vCPUs (MMTUNE_VM_SMP)
+#   # icount: ARGS      qemu -icount ARGS (MMTUNE_VM_ICOUNT): guest time
+#                       counts instructions (needs "# smp: 1")
+#   # timeout: S        the run's limit in seconds (default 3600)
+# The report is printed and kept in build/bench/NAME.txt.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 name=${1:-}
@@ -28,11 +39,41 @@ if [ -z "$name" ] || [ "$name" = run ] || [ "$name" = lib-bench ] || [ "$name" =
 	echo "usage: $0 NAME, one of: icount" $(cd "$repo/tests/bench" && ls *.sh | sed 's/\.sh$//' | grep -vx -e run -e lib-bench -e icount-features) >&2
 	exit 2
 fi
-make -s -C "$repo" modules
+header() { sed -n "s/^# $1: \\(.*\\)$/\\1/p" "$script" | head -n 1; }
 mkdir -p "$repo/build/bench"
+kernel=$(header kernel)
+if [ -n "$kernel" ]; then
+	# build_module DIR [PATCH]: mmtune.ko from a copy of module/ in DIR.
+	build_module() {
+		rm -rf "$1"
+		cp -r "$repo/module" "$1"
+		make -s -C "$1" clean KDIR="$KDIR" >/dev/null 2>&1 || true
+		if [ -n "${2:-}" ] && ! patch -s -p2 -d "$1" <"$repo/tests/bench/$2"; then
+			echo "bench: tests/bench/$2 does not apply to module/" >&2
+			exit 1
+		fi
+		make -s -C "$1" KDIR="$KDIR" module >"$1.log" 2>&1 ||
+			{ cat "$1.log" >&2; echo "bench: mmtune.ko does not build against $KDIR" >&2; exit 1; }
+	}
+	KDIR=$("$repo/scripts/kernel-build-bench.sh" "$kernel" --kdir)
+	export KDIR
+	build_module "$repo/build/bench/module-$kernel"
+	export MMTUNE_VM_KO=$repo/build/bench/module-$kernel/mmtune.ko
+	files=
+	while read -r p; do
+		build_module "$repo/build/bench/module-$kernel-${p%.patch}" "$p"
+		cp "$repo/build/bench/module-$kernel-${p%.patch}/mmtune.ko" "$repo/build/bench/mmtune-${p%.patch}.ko"
+		files+=" $repo/build/bench/mmtune-${p%.patch}.ko"
+	done < <(sed -n 's/^# module-patch: //p' "$script")
+	export MMTUNE_VM_FILES="${MMTUNE_VM_FILES:-}$files"
+else
+	make -s -C "$repo" modules
+fi
 report=$repo/build/bench/$name.txt
-MMTUNE_VM_DISK_BPS=${MMTUNE_VM_DISK_BPS:-$(sed -n 's/^# disk-bps: \([0-9]*\)$/\1/p' "$script")} \
-MMTUNE_VM_TIMEOUT=${MMTUNE_VM_TIMEOUT:-3600} \
+MMTUNE_VM_DISK_BPS=${MMTUNE_VM_DISK_BPS:-$(header disk-bps)} \
+MMTUNE_VM_SMP=${MMTUNE_VM_SMP:-$(header smp)} \
+MMTUNE_VM_ICOUNT=${MMTUNE_VM_ICOUNT:-$(header icount)} \
+MMTUNE_VM_TIMEOUT=${MMTUNE_VM_TIMEOUT:-$(header timeout | grep . || echo 3600)} \
 	"$repo/tests/vm/run.sh" --bench "$name" | tee "$report"
 
 # "# host-compressors: yes": the same compressor benchmark on the host, to

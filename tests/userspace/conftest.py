@@ -25,8 +25,14 @@ GOLDEN = os.path.join(HERE, "golden")
 
 
 @pytest.fixture
-def root(tmp_path):
-    return fakeroot.make(str(tmp_path / "root"))
+def line():
+    """The kernel line of the fake root: parametrize "line" to change it."""
+    return fakeroot.LINE
+
+
+@pytest.fixture
+def root(tmp_path, line):
+    return fakeroot.make(str(tmp_path / "root"), line=line)
 
 
 @pytest.fixture

@@ -1,7 +1,12 @@
 """A fake root for mmtunectl: /sys, /proc, /etc, /run, /usr/lib/mmtune.
 
 Live files hold what a stock 6.1 kernel shows (THP files with brackets,
-zswap booleans as Y/N), so that parsing of real formats is exercised.
+zswap booleans as Y/N), so that parsing of real formats is exercised;
+make(root, line="6.12") makes a 6.12 kernel with our series instead: the
+mTHP directories hugepages-<size>kB with their switches and stats (zswpout
+included, from the series' 0002), zswap without same_filled_pages_enabled
+and with shrinker_enabled, and the module's 6.12 files (knobs.tsv's rows
+of that line; the groups 6.12 does not offer are not-offered).
 """
 
 import errno
@@ -61,31 +66,34 @@ TABLE = os.path.join(REPO, "sysfs-docs", "knobs.tsv")
 LINE = "6.1"
 
 
-def table():
-    """[{column: value}] of knobs.tsv on LINE, read here without mmtunectl's
-    code."""
+def table(line=LINE):
+    """[{column: value}] of knobs.tsv on line (every line: None), read here
+    without mmtunectl's code."""
     with open(TABLE) as f:
         lines = f.read().splitlines()
     cols = lines[0].split("\t")
     rows = [dict(zip(cols, l.split("\t"))) for l in lines[1:]
             if l.strip() and not l.startswith("#")]
-    return [r for r in rows if LINE in r["lines"].split()]
+    return [r for r in rows if line is None or line in r["lines"].split()]
 
 
-def feature_dirs():
+def feature_dirs(line=None):
     """The table's feature directories in its order, which is the kernel's
     order of the feature groups (test_table.py checks it), so that of the
-    features file."""
+    features file; those of one line when given."""
     out = []
-    for r in table():
+    for r in table(line):
         if r["dir"] != "." and r["dir"] not in out:
             out.append(r["dir"])
     return out
 
 
-def features_text(state):
-    """The features file: one line per group, state[group] or "off"."""
-    return "\n".join("%s %s" % (d, state.get(d, "off")) for d in feature_dirs())
+def features_text(state, line=LINE):
+    """The features file: one line per group of the hook table, state[group],
+    else "off", or "not-offered" for a group the line has no hooks for."""
+    offered = feature_dirs(line)
+    return "\n".join("%s %s" % (d, state.get(d, "off" if d in offered else "not-offered"))
+                     for d in feature_dirs())
 
 
 # Text files whose value is not the table's default (abi_version is).
@@ -95,10 +103,10 @@ TEXT = {"version": "0.1.0",
         "zones": "0 DMA32 high 4 4 4 count 0 0 0 bounds 4 4"}
 
 
-def mmtune_files(dirs):
+def mmtune_files(dirs, line=LINE):
     """{rel: default text} for the root files and the feature dirs given."""
     out = {}
-    for r in table():
+    for r in table(line):
         if r["dir"] != "." and r["dir"] not in dirs:
             continue
         rel = "sys/kernel/mm/mmtune/" + (r["file"] if r["dir"] == "." else r["dir"] + "/" + r["file"])
@@ -122,10 +130,48 @@ MMTUNE["sys/kernel/mm/mmtune/zswap_large/thp_stored"] = "12"
 MMTUNE["sys/kernel/mm/mmtune/zswap_large/fallback_disk"] = "3"
 
 
-def add_all_features(root):
-    """Every feature directory of the table, at its defaults."""
-    for rel, text in mmtune_files([r["dir"] for r in table()]).items():
+def add_all_features(root, line=LINE):
+    """Every feature directory of the table on line, at its defaults."""
+    for rel, text in mmtune_files([r["dir"] for r in table(line)], line).items():
         write(root, rel, text)
+    if line != LINE:
+        write(root, "sys/kernel/mm/mmtune/features", features_text({}, line))
+
+
+# 6.12 (Debian's 6.12.117 with the series): what differs from STOCK.
+THP = "sys/kernel/mm/transparent_hugepage/"
+STOCK_612 = {
+    "proc/sys/kernel/osrelease": "6.12.117-mmtune",
+    THP + "hpage_pmd_size": "2097152",
+    THP + "shrink_underused": "1",
+    "sys/module/zswap/parameters/zpool": "zsmalloc",
+    "sys/module/zswap/parameters/shrinker_enabled": "N",
+}
+GONE_612 = ["sys/module/zswap/parameters/same_filled_pages_enabled"]
+# mm/huge_memory.c thpsize_create(): every size has these stats (any_stats,
+# with CONFIG_SHMEM), zswpout from the series' 0002; anonymous sizes (16kB
+# and up) the anon_* ones, shmem sizes (all) the shmem_* ones.
+ANY_STATS = ["zswpout", "swpout", "swpout_fallback", "split", "split_failed"]
+ANON_STATS = ["anon_fault_alloc", "anon_fault_fallback", "anon_fault_fallback_charge",
+              "split_deferred", "nr_anon", "nr_anon_partially_mapped"]
+SHMEM_STATS = ["shmem_alloc", "shmem_fallback", "shmem_fallback_charge"]
+
+
+def mthp_files():
+    """{rel: text} of the hugepages-<size>kB directories at 6.12's defaults:
+    2048kB inherits the top-level setting, every other size is never."""
+    out = {}
+    for kb in (8, 16, 32, 64, 128, 256, 512, 1024, 2048):
+        d = THP + "hugepages-%dkB/" % kb
+        pmd = kb == 2048
+        if kb >= 16:
+            out[d + "enabled"] = ("always [inherit] madvise never" if pmd
+                                  else "always inherit madvise [never]")
+        out[d + "shmem_enabled"] = ("always [inherit] within_size advise never" if pmd
+                                    else "always inherit within_size advise [never]")
+        for n in ANY_STATS + SHMEM_STATS + (ANON_STATS if kb >= 16 else []):
+            out[d + "stats/" + n] = "0"
+    return out
 
 
 def write(root, rel, text):
@@ -140,10 +186,21 @@ def read(root, rel):
         return f.read().strip()
 
 
-def make(root, module=True, vendor=True):
+def make(root, module=True, vendor=True, line=LINE):
+    """The fake root of a kernel of line (6.1 or 6.12). The 6.1 module is
+    the one of the first issues (zswap_large only, two counters set); the
+    6.12 one has every group the line offers, at its defaults."""
     for rel, text in STOCK.items():
         write(root, rel, text)
-    if module:
+    if line == "6.12":
+        for rel in GONE_612:
+            os.unlink(os.path.join(root, rel))
+        for rel, text in list(STOCK_612.items()) + list(mthp_files().items()):
+            write(root, rel, text)
+        if module:
+            add_all_features(root, line)
+            write(root, "sys/kernel/mm/mmtune/version", TEXT["version"])
+    elif module:
         for rel, text in MMTUNE.items():
             write(root, rel, text)
     os.makedirs(os.path.join(root, "etc/mmtune"), exist_ok=True)

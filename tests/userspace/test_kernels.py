@@ -94,6 +94,7 @@ def test_required_knobs_of_an_absent_feature_are_skipped_too(root, run):
 def test_an_mthp_size_the_kernel_lacks(root, run):
     """6.12 with mTHP: a size without its directory (another page size, an
     older kernel) is skipped with one line; the sizes present are set."""
+    fakeroot.write(root, "proc/sys/kernel/osrelease", "6.12.117-mmtune")
     for size in (64, 2048):
         fakeroot.write(root, THP + "hugepages-%dkB/enabled" % size, "always inherit madvise [never]")
     fakeroot.write(root, "etc/mmtune/profiles/database.conf.d/60-mthp.conf",

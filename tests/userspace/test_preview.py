@@ -19,7 +19,7 @@ def test_dry_run_prints_each_change_and_writes_nothing(root, run):
     assert "would set sysctl.vm.swappiness: 60 -> 10 (/usr/lib/mmtune/profiles/database.conf:16)" in lines
     assert "would set thp.enabled: madvise -> never (/usr/lib/mmtune/profiles/database.conf:23)" in lines
     assert lines[-1] == ("dry run: profile database: 10 would be written, 3 already set, "
-                         "0 restored, 8 skipped; nothing written")
+                         "0 restored, 10 skipped; nothing written")
     assert fakeroot.snapshot(root) == before
     assert not os.path.exists(os.path.join(root, "run/mmtune"))
     # The same changes as a real apply makes.

@@ -78,7 +78,7 @@ def test_unresolvable_include_leaves_everything_to_tuned(root, run):
     assert not [l for l in out.splitlines() if l.startswith("set ")]
     assert fakeroot.snapshot(root) == before
     rc, out, err = run("verify")
-    assert rc == 0 and out.endswith("0 differ, 0 skipped, 21 owned by tuned\n")
+    assert rc == 0 and out.endswith("0 differ, 0 skipped, 23 owned by tuned\n")
 
 
 DEFRAG = "sys/kernel/mm/transparent_hugepage/defrag"

@@ -15,7 +15,7 @@ def test_verify_codes(root, run):
     assert run("apply", "database")[0] == 0
     rc, out, err = run("verify")
     assert (rc, err) == (0, "")
-    assert out == "verify: profile database: 13 match, 0 differ, 8 skipped, 0 owned by tuned\n"
+    assert out == "verify: profile database: 13 match, 0 differ, 10 skipped, 0 owned by tuned\n"
     fakeroot.write(root, SWAPPINESS, "61")
     fakeroot.write(root, "sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never")
     fakeroot.write(root, "proc/sys/vm/min_free_kbytes", "1000")       # below the bound
@@ -70,9 +70,14 @@ def test_status_json_schema_is_stable(root, run):
     doc = json.loads(out)
     assert sorted(doc) == sorted(
         ["absent_features", "applied", "applied_profile", "counters", "errors", "exit_status",
-         "health", "kernel_hooks", "knobs", "last_apply", "module", "module_expected", "ok",
-         "problems", "profile", "recommended_profile", "recorded_profile", "schema_version",
-         "selected_profile", "sysctl_d_overridden", "tuned"])
+         "health", "kernel", "kernel_hooks", "knobs", "last_apply", "module", "module_expected",
+         "ok", "other_line_knobs", "problems", "profile", "recommended_profile",
+         "recorded_profile", "schema_version", "selected_profile", "size_counters",
+         "sysctl_d_overridden", "tuned"])
+    assert sorted(doc["kernel"]) == ["line", "mmtune_line", "release"]
+    assert isinstance(doc["kernel"]["mmtune_line"], bool)
+    assert isinstance(doc["other_line_knobs"], list)
+    assert all(isinstance(v, int) for st in doc["size_counters"].values() for v in st.values())
     assert isinstance(doc["ok"], bool) and isinstance(doc["module_expected"], bool)
     assert doc["health"] in ("ok", "drift", "error", "module-not-loaded", "kernel-without-hooks")
     assert doc["kernel_hooks"] in ("yes", "no", "unknown")
@@ -82,7 +87,7 @@ def test_status_json_schema_is_stable(root, run):
                                         "admin-override", "recorded", "recommend", "default")
     assert sorted(doc["module"]) == ["abi_version", "features", "loaded", "version"]
     for k in doc["knobs"]:
-        assert set(k) - {"owner", "absent_feature", "in_use"} == {"name", "path", "wanted", "live", "state", "optional", "origin"}
+        assert set(k) - {"owner", "absent_feature", "in_use", "kernel_lines"} == {"name", "path", "wanted", "live", "state", "optional", "origin"}
         assert k["state"] in ("match", "drift", "missing", "skipped", "tuned", "unmanaged")
     assert all(isinstance(v, int) for v in doc["counters"].values())
 

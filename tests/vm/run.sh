@@ -4,13 +4,18 @@
 # Results come back as TAP on a second serial port; the kernel console goes
 # to a log that is scanned for warnings, BUGs and lockdep reports.
 #
-#   tests/vm/run.sh [--demo] [--bench NAME] [--tests GLOB] [--verbose]
+#   tests/vm/run.sh [--line LINE] [--demo] [--bench NAME] [--tests GLOB] [--verbose]
 #
+# --line LINE boots the test kernel of that kernel line (kernel-patches/LINE;
+# default 6.1) with the modules built for it: 6.1 build/kernel, module/ and
+# tests/kmod/; another line build/kernel-LINE and build/LINE/{module,kmod}
+# ("make modules LINE=LINE"), in the run directory build/vm-LINE (6.1:
+# build/vm), so that the lines can run side by side.
 # --bench NAME runs tests/bench/NAME.sh in the guest instead of the tests
 # and shows its output (tests/bench/run.sh is the front end).
 #
 # Environment:
-#   KDIR                 kernel tree (default: build/kernel)
+#   KDIR                 kernel tree (default: build/kernel, the line's)
 #   MMTUNE_VM_TIMEOUT    seconds before the run is killed (default 2400,
 #                        times the scale below)
 #   MMTUNE_VM_STALL      seconds without a new line on the TAP port before
@@ -25,11 +30,20 @@
 #   MMTUNE_VM_DUMP_MEMORY  1: a hung guest's memory is also saved
 #                        (dump-guest-memory, as large as the guest's RAM)
 #   MMTUNE_VM_MEM        guest memory (default 2G)
+#   MMTUNE_VM_SMP        vCPUs (default 2; MMTUNE_VM_NUMA sets its own)
+#   MMTUNE_VM_ICOUNT     qemu's -icount value, e.g. shift=0,sleep=off: the
+#                        guest's clock counts instructions (2^shift ns
+#                        each), so guest-measured times do not follow the
+#                        host's load. Single-threaded TCG and one vCPU only
+#                        (qemu 7.2 hangs bringing up a second vCPU under
+#                        -icount, see tests/bench/icount/run.sh)
+#   MMTUNE_VM_FILES      more files for the guest, copied to /files/
+#                        (space-separated paths; e.g. a second mmtune.ko)
 #   MMTUNE_VM_TCG_THREAD single (default) or multi: TCG's vCPU threading;
 #                        multi hits a qemu bug, see below
 #   MMTUNE_VM_ACCEL      tcg (default) or kvm; kvm crawls and dies on these
 #                        machines, so it is opt-in only
-#   MMTUNE_VM_KO         mmtune.ko to test instead of module/mmtune.ko (e.g.
+#   MMTUNE_VM_KO         mmtune.ko to test instead of the line's (e.g.
 #                        one built by DKMS); the test modules are then
 #                        optional (tests/packaging)
 #   MMTUNE_VM_DISK_BPS   throttle the virtio swap disk to this many bytes/s
@@ -53,8 +67,19 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-kdir=${KDIR:-$repo/build/kernel}
-out=$repo/build/vm
+# The kernel line: its kernel, modules and run directory (set below).
+line=6.1
+for ((i = 1; i <= $#; i++)); do
+	[ "${!i}" = --line ] && { j=$((i + 1)); line=${!j:-}; }
+done
+case "$line" in
+6.1) kdir=${KDIR:-$repo/build/kernel} out=$repo/build/vm line_mods=$repo/module line_kmod=$repo/tests/kmod ;;
+[0-9]*.[0-9]*)
+	[ -f "$repo/kernel-patches/$line/series" ] || { echo "vm: error: no kernel line $line (kernel-patches/$line/series)" >&2; exit 2; }
+	kdir=${KDIR:-$repo/build/kernel-$line} out=$repo/build/vm-$line
+	line_mods=$repo/build/$line/module line_kmod=$repo/build/$line/kmod ;;
+*) echo "vm: error: --line needs a kernel line (6.1, 6.12)" >&2; exit 2 ;;
+esac
 mem=${MMTUNE_VM_MEM:-2G}
 accel=${MMTUNE_VM_ACCEL:-tcg}
 # A busy host (CI machines are shared) gives the guest less CPU, so every
@@ -73,7 +98,7 @@ tests='*'
 bench=
 verbose=0
 disk_bps=${MMTUNE_VM_DISK_BPS:-}
-smp=2
+smp=${MMTUNE_VM_SMP:-2}
 numa_opts=()
 if [ "${MMTUNE_VM_NUMA:-0}" = 1 ]; then
 	# One socket per node: two cores of one socket on two nodes make
@@ -93,18 +118,26 @@ while [ $# -gt 0 ]; do
 	--bench) mode=bench; bench=$2; verbose=1; shift
 		[ -f "$repo/tests/bench/$bench.sh" ] || die "no benchmark tests/bench/$bench.sh" ;;
 	--tests) tests=$2; shift ;;
+	--line) shift ;;	# read above
 	--verbose) verbose=1 ;;
-	*) echo "usage: $0 [--demo] [--bench NAME] [--tests GLOB] [--verbose]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--line LINE] [--demo] [--bench NAME] [--tests GLOB] [--verbose]" >&2; exit 2 ;;
 	esac
 	shift
 done
 
 bzimage=$kdir/arch/x86/boot/bzImage
-[ -f "$bzimage" ] || die "no kernel at $bzimage (make kernel)"
-mmtune_ko=${MMTUNE_VM_KO:-$repo/module/mmtune.ko}
-probe_ko=${MMTUNE_VM_PROBE_KO:-$repo/tests/kmod/mmtune_probe.ko}
-[ -f "$mmtune_ko" ] || die "missing $mmtune_ko (make modules)"
-[ -f "$probe_ko" ] || [ -n "${MMTUNE_VM_KO:-}" ] || die "missing $probe_ko (make modules)"
+make_line=$([ "$line" = 6.1 ] || echo " LINE=$line")
+[ -f "$bzimage" ] || die "no kernel at $bzimage (make kernel$make_line)"
+# A KDIR of another line (make exports the 6.1 one) would boot the wrong
+# kernel with this line's modules: every test would fail on the load.
+case "$(cat "$kdir/include/config/kernel.release" 2>/dev/null)" in
+"$line".*) ;;
+*) die "$kdir is not a $line kernel (release '$(cat "$kdir/include/config/kernel.release" 2>/dev/null)'; KDIR=${KDIR:-unset})" ;;
+esac
+mmtune_ko=${MMTUNE_VM_KO:-$line_mods/mmtune.ko}
+probe_ko=${MMTUNE_VM_PROBE_KO:-$line_kmod/mmtune_probe.ko}
+[ -f "$mmtune_ko" ] || die "missing $mmtune_ko (make modules$make_line)"
+[ -f "$probe_ko" ] || [ -n "${MMTUNE_VM_KO:-}" ] || die "missing $probe_ko (make modules$make_line)"
 
 # Hot-pluggable memory for the hot-unplug test: benchmarks and the demo
 # boot without, so that their memory is what MMTUNE_VM_MEM says.
@@ -130,13 +163,19 @@ tcg) accel_opt="-accel tcg,thread=${MMTUNE_VM_TCG_THREAD:-single}" ;;
 kvm) accel_opt="-accel kvm -cpu host" ;;
 *) die "MMTUNE_VM_ACCEL must be tcg or kvm" ;;
 esac
+if [ -n "${MMTUNE_VM_ICOUNT:-}" ]; then
+	if [ "$accel_opt" != "-accel tcg,thread=single" ] || [ "$smp" != 1 ]; then
+		die "MMTUNE_VM_ICOUNT needs single-threaded TCG and MMTUNE_VM_SMP=1"
+	fi
+	accel_opt+=" -icount $MMTUNE_VM_ICOUNT"
+fi
 
 rm -rf "$out"
 mkdir -p "$out/root"
 
 # --- initramfs -------------------------------------------------------------
 root=$out/root
-mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,mmtune,tests,bench,sysfs-docs}
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,mmtune,tests,bench,sysfs-docs,files}
 cp /bin/busybox "$root/bin/busybox"
 # Host programs the guest tests use, with the shared libraries they load.
 # python3 by absolute path: Debian's, not a pyenv shim that may be first on PATH.
@@ -258,6 +297,9 @@ cp "$repo/tests/lib/tap.sh" "$root/tap.sh"
 cp "$repo"/tests/vm/tests/*.sh "$root/tests/"
 cp "$repo"/tests/bench/*.sh "$root/bench/"
 cp "$repo"/sysfs-docs/* "$root/sysfs-docs/"
+for f in ${MMTUNE_VM_FILES:-}; do
+	cp "$f" "$root/files/" || die "cannot copy $f (MMTUNE_VM_FILES) into the guest"
+done
 chmod 0755 "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs.cpio.gz"
 
@@ -286,7 +328,7 @@ fi
 : >"$out/results.tap"
 : >"$out/console.log"
 rm -f "$out/qmp.sock"
-echo "vm: booting $(cat "$kdir/include/config/kernel.release") ($mode, tests '$tests', timeout ${timeout_s}s, stall ${stall_s}s, limits x$timeout_scale for a host load of $(cut -d" " -f1 /proc/loadavg))"
+echo "vm: booting $(cat "$kdir/include/config/kernel.release") (line $line, $mode, $smp vCPU(s)${MMTUNE_VM_ICOUNT:+, -icount $MMTUNE_VM_ICOUNT}, tests '$tests', timeout ${timeout_s}s, stall ${stall_s}s, limits x$timeout_scale for a host load of $(cut -d" " -f1 /proc/loadavg))"
 start=$(date +%s)
 # The QMP socket lets us ask a hung guest for its state before killing it.
 # no_timer_check: on a busy host the vCPU may not see the timer ticks the
@@ -390,7 +432,7 @@ fi
 echo "vm: $passed passed, $failed failed, $skipped skipped of ${planned:-?} in ${secs}s (boot to first test: $(sed -n 's/^# guest: booted in \(.*\)/\1/p' "$out/results.tap"))"
 if [ ${#problems[@]} -gt 0 ]; then
 	fail=1
-	keep=$repo/build/vm-failed-$(date +%Y%m%d-%H%M%S)
+	keep=$repo/build/vm-failed-$([ "$line" = 6.1 ] || echo "$line-")$(date +%Y%m%d-%H%M%S)
 	cp -r "$out" "$keep"
 	rm -f "$keep/swap.img" "$keep/initramfs.cpio.gz" "$keep/qmp.sock"
 	rm -rf "$keep/root"

@@ -19,7 +19,7 @@ campaign_swap_setup() {
 
 # campaign_features_on: every feature the module lists, enabled.
 campaign_features_on() {
-	for f in $(awk '$2 != "unavailable" { print $1 }' "$MMTUNE_SYSFS/features"); do
+	for f in $(offered_features); do
 		echo 1 >"$MMTUNE_SYSFS/$f/enabled" || fail "enable $f"
 	done
 }

@@ -19,8 +19,9 @@ feature_word() {
 thp_policy() { feature_word thp_swap policy "$1" whole; }
 split_zero_mode() { feature_word split_zero mode "$1" never; }
 
-# thp_setup zram|disk [POLICY MODE]: THP always, swap on DEVICE, and unless
-# POLICY is empty, mmtune loaded with thp_policy POLICY, split_zero_mode MODE.
+# thp_setup zram|disk [POLICY [MODE]]: THP always, swap on DEVICE, and unless
+# POLICY is empty, mmtune loaded with thp_policy POLICY, and split_zero_mode
+# MODE unless MODE is empty (a line without split_zero).
 thp_setup() {
 	thp_always
 	case "$1" in
@@ -31,7 +32,7 @@ thp_setup() {
 	[ -n "${2:-}" ] || return 0
 	load_mmtune
 	thp_policy "$2"
-	split_zero_mode "$3"
+	[ -z "${3:-}" ] || split_zero_mode "$3"
 }
 
 # thp_counters: every thp_swap and split_zero counter as NAME=VALUE lines

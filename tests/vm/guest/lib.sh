@@ -21,6 +21,52 @@ fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 4; }
 info() { echo "$*"; }
 
+# feature_offer NAME: whether this kernel line and module offer NAME, from
+# the module's features file: "offered" (on or off), "unavailable" or
+# "not-offered". Neither changes within a boot, so the file is read once
+# (mmtune.ko loaded for the look if it is not, and unloaded again) and kept
+# in /tmp for the later tests.
+FEATURES_SEEN=/tmp/.mmtune-features-at-load
+features_seen() {
+	if [ ! -s $FEATURES_SEEN ]; then
+		if [ -r "$MMTUNE_SYSFS/features" ]; then
+			cat "$MMTUNE_SYSFS/features" >$FEATURES_SEEN.new
+		else
+			insmod "$MMTUNE_KO" || fail "insmod mmtune.ko (to read its features file)"
+			cat "$MMTUNE_SYSFS/features" >$FEATURES_SEEN.new
+			rmmod mmtune || fail "rmmod mmtune (after reading its features file)"
+		fi
+		mv $FEATURES_SEEN.new $FEATURES_SEEN
+	fi
+}
+feature_offer() {
+	features_seen
+	awk -v f="$1" '$1 == f { print ($2 == "on" || $2 == "off") ? "offered" : $2 }' $FEATURES_SEEN
+}
+
+# require_feature NAME...: the test is about these features; skip it (exit
+# 4) where the kernel line does not offer one of them (features file:
+# not-offered; README.md, "Kernel lines"). A feature the line offers but
+# the module was built without (unavailable) fails: the test kernel has
+# every option the features need.
+require_feature() {
+	features_seen	# here, not in $(...), so that its fail ends the test
+	for _f in "$@"; do
+		case "$(feature_offer "$_f")" in
+		offered) ;;
+		not-offered) skip "$_f is not offered on the $MMTUNE_LINE line (features file: '$_f not-offered'; README.md, \"Kernel lines\")" ;;
+		unavailable) fail "$_f is unavailable: mmtune.ko was built without it for this test kernel" ;;
+		*) fail "the features file has no line for $_f" ;;
+		esac
+	done
+}
+
+# offered_features: the features this kernel line offers and the module
+# has (features file: neither unavailable nor not-offered); mmtune loaded.
+offered_features() {
+	awk '$2 != "unavailable" && $2 != "not-offered" { print $1 }' "$MMTUNE_SYSFS/features"
+}
+
 # assert_eq ACTUAL EXPECTED WHAT
 assert_eq() {
 	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
@@ -73,6 +119,69 @@ swapon_zram() {
 }
 
 thp_always() { echo always >/sys/kernel/mm/transparent_hugepage/enabled; }
+
+# --- folio sizes (mTHP): kernels with hugepages-<size>kB (6.12) ------------
+THP_SYSFS=/sys/kernel/mm/transparent_hugepage
+# mthp_has KB: the kernel has anonymous folios of KB (hugepages-KBkB).
+mthp_has() { [ -d "$THP_SYSFS/hugepages-${1}kB" ]; }
+# mthp_require KB...: skip unless the kernel has every one of these sizes.
+mthp_require() {
+	for _kb in "$@"; do
+		mthp_has "$_kb" || skip "kernel without ${_kb}kB folios (no $THP_SYSFS/hugepages-${_kb}kB: only PMD-sized THPs, as 6.1, where tests 10, 11 and 31 cover them)"
+	done
+}
+# mthp_only KB [anon|shmem]: faults of anonymous (default) or shmem memory
+# allocate KB folios only: that size "always", every other size "never"
+# (the top-level THP setting "always" too, for what inherits it).
+# run-tests.sh's cleanup puts every size back as it was at boot.
+mthp_only() {
+	_file=enabled
+	[ "${2:-anon}" = shmem ] && _file=shmem_enabled
+	echo always >$THP_SYSFS/enabled
+	for _d in $THP_SYSFS/hugepages-*kB; do
+		[ -w "$_d/$_file" ] || continue
+		echo never >"$_d/$_file" || fail "$_d/$_file never"
+	done
+	echo always >"$THP_SYSFS/hugepages-${1}kB/$_file" || fail "hugepages-${1}kB/$_file always"
+}
+# mthp_stat KB NAME: a counter of hugepages-KBkB/stats.
+mthp_stat() { cat "$THP_SYSFS/hugepages-${1}kB/stats/$2"; }
+# mthp_run OUT KB anon|shmem ARGS...: swap_integrity (known bytes out and
+# back, compared) on memory of that kind faulted in KB folios only
+# (mthp_only), output in OUT and shown; its deltas line has the size's
+# counters (si_delta OUT mthp_alloc, mthp_swpout, mthp_swpout_fallback,
+# mthp_zswpout). Fails the test if the round trip fails.
+mthp_run() {
+	_out=$1 _kb=$2 _kind=$3
+	shift 3
+	mthp_only "$_kb" "$_kind"
+	_shm=
+	[ "$_kind" = shmem ] && _shm=--shmem
+	info "--- ${_kb}kB $_kind: swap_integrity $*"
+	swap_integrity --thp --mthp "$_kb" $_shm "$@" >"$_out" 2>&1
+	_rc=$?
+	cat "$_out"
+	[ $_rc -eq 4 ] && skip "$(tail -n 1 "$_out")"
+	[ $_rc -eq 0 ] || fail "${_kb}kB $_kind: swap round trip failed (exit $_rc)"
+}
+# mthp_integrity WHAT: the stock round trips of tests 12 and 13 on the swap
+# device that is on: 16K, 64K and 2M folios, anonymous and shmem, out whole
+# (the size's swpout, not its fallback) and back equal.
+mthp_integrity() {
+	_seed=20
+	for _kind in anon shmem; do
+		for _kb in 16 64 2048; do
+			_seed=$((_seed + 1))
+			mthp_run /tmp/si.out $_kb $_kind --size 32 --evict pageout --min-out-pct 90 --seed $_seed
+			_folios=$(si_delta /tmp/si.out mthp_alloc)
+			assert_ge "$(si_delta /tmp/si.out mthp_swpout)" $((_folios * 9 / 10)) \
+				"$1 ${_kb}kB $_kind: hugepages-${_kb}kB swpout delta (of $_folios folios, out whole)"
+			assert_eq "$(si_delta /tmp/si.out zswpout)" 0 "$1 ${_kb}kB $_kind: vmstat zswpout delta"
+		done
+	done
+}
+# mthp_pages KB: 4K pages per KB folio.
+mthp_pages() { echo $(( $1 / 4 )); }
 
 # assert_ge ACTUAL MIN WHAT / assert_le ACTUAL MAX WHAT
 assert_ge() {

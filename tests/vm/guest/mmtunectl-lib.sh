@@ -26,10 +26,14 @@ out_has() {
 	echo "$out" | grep -qF -- "$1" || fail "output lacks '$1'"
 }
 
-# knob_snapshot FILE: every writable mm knob and its value, one per line.
+# knob_snapshot FILE: every writable mm knob and its value, one per line;
+# on 6.12 the per-size (mTHP) switches too, hugepages-<size>kB/enabled and
+# shmem_enabled (a glob matching none is skipped: 6.1).
 knob_snapshot() {
 	for f in /proc/sys/vm/* /sys/kernel/mm/transparent_hugepage/* \
 		/sys/kernel/mm/transparent_hugepage/khugepaged/* \
+		/sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled \
+		/sys/kernel/mm/transparent_hugepage/hugepages-*kB/shmem_enabled \
 		/sys/module/zswap/parameters/* /sys/kernel/mm/mmtune/*/*; do
 		[ -f "$f" ] || continue
 		case "$(stat -c %a "$f")" in 6??) ;; *) continue ;; esac
@@ -44,15 +48,20 @@ same_snapshot() {
 }
 
 # Read every value the active profile wants straight from the files
-# (not through mmtunectl's own reader) and compare.
+# (not through mmtunectl's own reader) and compare. A knob of another
+# kernel line only (its kernel_lines lack the running one) is not checked.
 readback_check() {
 	"$MMTUNECTL" status --json | python3 -c '
 import json, re, sys
 doc = json.load(sys.stdin)
+line = sys.argv[1]
 bad = 0
 for k in doc["knobs"]:
     w = k["wanted"]
     if w is None:
+        continue
+    if "kernel_lines" in k and line not in k["kernel_lines"]:
+        print("other line %s (only on %s), skipped" % (k["name"], " ".join(k["kernel_lines"])))
         continue
     try:
         raw = open(k["path"]).read().strip()
@@ -71,7 +80,12 @@ for k in doc["knobs"]:
     print("%s %s: wanted %s, file holds %r" % ("ok" if ok else "BAD", k["name"], w, raw))
     bad += not ok
 sys.exit(1 if bad else 0)
-'
+' "$MMTUNE_LINE"
+}
+
+# thp_size_value SIZE: the selected word of hugepages-<SIZE>/enabled.
+thp_size_value() {
+	sed 's/.*\[\(.*\)\].*/\1/' "/sys/kernel/mm/transparent_hugepage/hugepages-$1/enabled"
 }
 
 # hold_lock SECONDS: hold /run/mmtune/lock in the background (as flock(1)

@@ -91,6 +91,11 @@ cleanup() {
 		[ -e /sys/kernel/debug/$f/probability ] && echo 0 >/sys/kernel/debug/$f/probability
 	done
 	echo 7 >/proc/sys/kernel/printk
+	# Every folio size (hugepages-<size>kB, 6.12) as at boot (mthp_only).
+	[ -s /tmp/.mthp-at-boot ] && while read -r f v; do
+		echo "$v" >"$f"
+	done </tmp/.mthp-at-boot
+	true
 }
 
 case "${1:-}" in
@@ -135,6 +140,15 @@ is_slow() { grep -q '^# slow:' "$1"; }
 
 TAP_FD=3
 glob=$1
+# The per-size THP settings at boot, which the cleanup restores: "FILE
+# VALUE" (the bracketed word) for every hugepages-<size>kB/{,shmem_}enabled.
+for f in /sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled \
+	/sys/kernel/mm/transparent_hugepage/hugepages-*kB/shmem_enabled; do
+	[ -r "$f" ] || continue
+	v=$(cat "$f")
+	v=${v#*[}
+	echo "$f ${v%%]*}"
+done >/tmp/.mthp-at-boot
 slow=${MMTUNE_SLOW:-0}
 list=
 for t in /tests/*.sh; do

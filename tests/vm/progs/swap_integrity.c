@@ -8,6 +8,25 @@
  * The vmstat counters are checked too, so that a run in which nothing was
  * swapped cannot pass by accident.
  *
+ * Read back from the swap device, not from memory: a folio written to a
+ * disk by MADV_PAGEOUT is still in the swap cache when the write completes
+ * later, and reading it back would only map it again. So with --evict
+ * pageout the region lives in a memcg of its own, and after the eviction
+ * memory.reclaim frees what is left of it in memory (mincore(): mapped or
+ * in the swap cache) until nothing is, or nothing more goes (--keep-
+ * swapcache skips that). The read-back then has to fault every page in
+ * from swap: the swap-in counters (pswpin, zswpin, and swpin_zero where
+ * the kernel has it) must cover the pages that were not in memory, and
+ * with --evict pageout at most (100 - min-out-pct)% of the region, plus
+ * 1%, may still be in memory when the read-back starts.
+ *
+ * --mthp KB reports the counters of one folio size as well (the kernel's
+ * /sys/kernel/mm/transparent_hugepage/hugepages-<KB>kB/stats: folios
+ * allocated while filling, swpout, swpout_fallback and, where the kernel
+ * has it, zswpout), and fails unless most of the region was allocated as
+ * folios of that size; the caller enables that size. --shmem puts the
+ * region in shared anonymous memory (shmem) instead of private memory.
+ *
  * Exit status: 0 pass, 1 fail, 4 skip (kselftest convention).
  */
 #define _GNU_SOURCE
@@ -35,12 +54,110 @@ struct opts {
 	bool expect_thp_swpout;
 	bool fail_evict;		/* make-it-fail during MADV_PAGEOUT */
 	uint64_t seed;
+	unsigned long data_every;	/* only every Nth page holds data; 0 = all */
+	unsigned long mthp_kib;		/* folio size whose stats to report; 0 = none */
+	unsigned int min_mthp_pct;	/* of the region allocated in such folios */
+	bool shmem;			/* MAP_SHARED | MAP_ANONYMOUS */
+	const char *zswap_writeback;	/* memory.zswap.writeback of the memcg */
+	bool keep_swapcache;		/* read back what the swap cache holds */
 };
 
-/* The vmstat counters it checks and reports, by index. */
-enum { PSWPOUT, ZSWPOUT, THP_SWPOUT, THP_SWPOUT_FALLBACK, NR_COUNTERS };
+/* The swap-in counters (swpin_zero: 6.12's zeromap; 0 where absent). */
+enum { PSWPIN, ZSWPIN, SWPIN_ZERO, NR_IN };
+static const char *const in_names[NR_IN] = { "pswpin", "zswpin", "swpin_zero" };
+
+/* The pages of the region in memory: mapped, or in the swap cache. */
+static uint64_t resident_pages(void *mem, uint64_t pages)
+{
+	static unsigned char *vec;
+	uint64_t n = 0;
+
+	if (!vec)
+		vec = malloc(pages);
+	if (!vec || mincore(mem, pages * PAGE_SZ, vec)) {
+		msg("mincore: %s", strerror(errno));
+		return pages;
+	}
+	for (uint64_t p = 0; p < pages; p++)
+		n += vec[p] & 1;
+	return n;
+}
+
+/*
+ * Free what is left of the region in memory after MADV_PAGEOUT: folios
+ * written to a disk stay in the swap cache until their write completes (so
+ * do those zswap writes back to the disk when its pool is full). Asks the
+ * region's memcg to reclaim (memory.reclaim) until nothing of the region
+ * is in memory, or nothing more was freed for a second while no write was
+ * in flight (vmstat nr_writeback), or 30 s passed (a busy host).
+ */
+static uint64_t drop_resident(const char *cgdir, void *mem, uint64_t pages)
+{
+	static const char *const wb_name[] = { "nr_writeback" };
+	char path[256];
+	uint64_t left = resident_pages(mem, pages), last = left, wb;
+	double start = now(), progress = start;
+
+	snprintf(path, sizeof(path), "%s/memory.reclaim", cgdir);
+	while (left && now() - start < 30) {
+		usleep(20000);
+		/* -EAGAIN when less than asked for was freed: expected. */
+		write_file(path, "%" PRIu64, left * PAGE_SZ);
+		left = resident_pages(mem, pages);
+		if (left < last)
+			progress = now();
+		last = left;
+		vmstat_read(wb_name, &wb, 1);
+		if (!wb && now() - progress > 1)
+			break;
+	}
+	return left;
+}
+
+/* The per-size stats of --mthp, by index (the alloc one depends on --shmem). */
+enum { MTHP_ALLOC, MTHP_SWPOUT, MTHP_SWPOUT_FALLBACK, MTHP_ZSWPOUT, NR_MTHP };
+static const char *const mthp_names[NR_MTHP] = {
+	"mthp_alloc", "mthp_swpout", "mthp_swpout_fallback", "mthp_zswpout",
+};
+static const char *mthp_files[NR_MTHP] = {
+	"anon_fault_alloc", "swpout", "swpout_fallback", "zswpout",
+};
+
+/*
+ * One stat of hugepages-<kib>kB; -1 if the kernel has no such file (zswpout
+ * exists only with the series' zswap_large hooks).
+ */
+static int64_t mthp_stat(unsigned long kib, const char *name)
+{
+	char path[160];
+	unsigned long long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/mm/transparent_hugepage/hugepages-%lukB/stats/%s", kib, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+static void mthp_read(unsigned long kib, int64_t *vals)
+{
+	for (int k = 0; k < NR_MTHP; k++)
+		vals[k] = mthp_stat(kib, mthp_files[k]);
+}
+
+/*
+ * The vmstat counters it checks and reports, by index. swpout_zero (6.12:
+ * zero-filled pages swapped out as a bit in the device's zeromap, never
+ * written) stays 0 where the kernel has no such counter (6.1).
+ */
+enum { PSWPOUT, ZSWPOUT, THP_SWPOUT, THP_SWPOUT_FALLBACK, SWPOUT_ZERO, NR_COUNTERS };
 static const char *const counter_names[NR_COUNTERS] = {
-	"pswpout", "zswpout", "thp_swpout", "thp_swpout_fallback",
+	"pswpout", "zswpout", "thp_swpout", "thp_swpout_fallback", "swpout_zero",
 };
 
 static enum fill fill_mode;
@@ -52,7 +169,8 @@ static inline uint64_t pattern(uint64_t seed, uint64_t p, uint64_t w)
 
 static bool page_is_zero(const struct opts *o, uint64_t p)
 {
-	return o->zero_every && p % o->zero_every == 0;
+	return (o->zero_every && p % o->zero_every == 0) ||
+	       (o->data_every && p % o->data_every != 0);
 }
 
 static void fill(const struct opts *o, uint64_t *mem, uint64_t pages)
@@ -133,6 +251,10 @@ static int memcg_enter(const struct opts *o, char *dir, size_t dirlen)
 		snprintf(path, sizeof(path), "%s/memory.zswap.max", dir);
 		ret = write_file(path, "%lu", o->zswap_max_kib << 10);
 	}
+	if (!ret && o->zswap_writeback) {
+		snprintf(path, sizeof(path), "%s/memory.zswap.writeback", dir);
+		ret = write_file(path, "%s", o->zswap_writeback);
+	}
 	if (!ret) {
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 		ret = write_file(path, "%d", getpid());
@@ -144,9 +266,11 @@ static int memcg_enter(const struct opts *o, char *dir, size_t dirlen)
 	if (o->evict != EVICT_PAGEOUT)
 		msg("in %s with %s=%luM", dir, knob, limit);
 	else
-		msg("in %s", dir);
+		msg("in %s (no limit)", dir);
 	if (o->zswap_max_kib)
 		msg("memory.zswap.max=%luK", o->zswap_max_kib);
+	if (o->zswap_writeback)
+		msg("memory.zswap.writeback=%s", o->zswap_writeback);
 	return 0;
 }
 
@@ -177,11 +301,18 @@ static void usage(void)
 		"  --evict HOW          pageout | memcg-max | memcg-high (default pageout)\n"
 		"  --limit MIB          memcg limit (default size/2)\n"
 		"  --zero-every N       leave every Nth page all zero\n"
+		"  --data-every N       only every Nth page holds data, the others stay zero\n"
 		"  --fill KIND          random (incompressible, default) or compressible (~3:1)\n"
-		"  --zswap-max KIB      memory.zswap.max of the memcg (memcg-* only)\n"
+		"  --zswap-max KIB      memory.zswap.max of the memcg\n"
+		"  --zswap-writeback 0|1  memory.zswap.writeback of the memcg\n"
+		"  --mthp KB            report hugepages-<KB>kB/stats deltas (mthp_*=)\n"
+		"  --min-mthp-pct P     with --mthp: fail unless P%% of the region was\n"
+		"                       allocated in folios of that size (default 90)\n"
+		"  --shmem              shared anonymous memory (shmem), not private\n"
 		"  --hold DIR           after eviction create DIR/evicted, wait for DIR/go\n"
-		"  --min-out-pct P      fail unless pswpout+zswpout grew by P%% of the region\n"
-		"                       (default 50)\n"
+		"  --keep-swapcache     read back without first freeing the swap cache\n"
+		"  --min-out-pct P      fail unless pswpout+zswpout+swpout_zero grew by\n"
+		"                       P%% of the region (default 50)\n"
 		"  --expect-thp-swpout  fail unless thp_swpout grew\n"
 		"  --fail-evict         fault injection: /proc/thread-self/make-it-fail\n"
 		"                       is 1 during MADV_PAGEOUT only (task-filter)\n"
@@ -205,18 +336,27 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		OPT_CHOICE("fill", &o->fill, fill_names),
 		OPT("hold", &o->hold_dir),
 		OPT("zswap-max", &o->zswap_max_kib),
+		OPT("zswap-writeback", &o->zswap_writeback),
+		OPT("data-every", &o->data_every),
+		OPT("mthp", &o->mthp_kib),
+		OPT("min-mthp-pct", &o->min_mthp_pct),
+		OPT_FLAG("shmem", &o->shmem, true),
+		OPT_FLAG("keep-swapcache", &o->keep_swapcache, true),
 	};
 
 	*o = (struct opts){ .size_mib = 64, .thp = true, .min_out_pct = 50,
-			    .seed = 0x6d6d74756e65ULL };
+			    .seed = 0x6d6d74756e65ULL, .min_mthp_pct = 90 };
 	if (parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts)) != argc ||
-	    !o->size_mib || o->min_out_pct > 100)
+	    !o->size_mib || o->min_out_pct > 100 || o->min_mthp_pct > 100 ||
+	    (o->mthp_kib && (o->mthp_kib < 8 || (o->mthp_kib & (o->mthp_kib - 1)))))
 		usage();
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t before[NR_COUNTERS], d[NR_COUNTERS];
+	uint64_t before[NR_COUNTERS], d[NR_COUNTERS], in_before[NR_IN], in_d[NR_IN];
+	uint64_t evicted_resident = 0, resident = 0, in = 0;
+	int64_t mthp_before[NR_MTHP], mthp_d[NR_MTHP], folios = 0;
 	char cgdir[128] = "";
 	struct opts o;
 	uint64_t pages, out, bad, thps;
@@ -228,10 +368,12 @@ int main(int argc, char **argv)
 	parse_opts(argc, argv, &o);
 	fill_mode = o.fill;
 	pages = (o.size_mib << 20) / PAGE_SZ;
-	msg("%lu MiB, %s pages, %s fill, evict by %s, zero every %lu",
-	    o.size_mib, o.thp ? "THP" : "4K",
+	msg("%lu MiB %s, %s pages, %s fill, evict by %s, zero every %lu, data every %lu",
+	    o.size_mib, o.shmem ? "shmem" : "anonymous", o.thp ? "THP" : "4K",
 	    o.fill == FILL_COMPRESSIBLE ? "compressible" : "random",
-	    evict_names[o.evict], o.zero_every);
+	    evict_names[o.evict], o.zero_every, o.data_every);
+	if (o.shmem)
+		mthp_files[MTHP_ALLOC] = "shmem_alloc";
 
 	/* Over-allocate so that the region starts on a THP boundary. */
 	mem = mmap_thp_aligned(o.size_mib << 20, &raw);
@@ -239,18 +381,34 @@ int main(int argc, char **argv)
 		msg("mmap: %s", strerror(errno));
 		return KSFT_FAIL;
 	}
+	/* shmem: the same place, shared (a PMD-mappable start, as for anon). */
+	if (o.shmem && mmap(mem, o.size_mib << 20, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		msg("mmap(MAP_SHARED | MAP_ANONYMOUS): %s", strerror(errno));
+		return KSFT_FAIL;
+	}
+	if (o.mthp_kib && mthp_stat(o.mthp_kib, mthp_files[MTHP_ALLOC]) < 0) {
+		msg("no /sys/kernel/mm/transparent_hugepage/hugepages-%lukB/stats/%s: kernel without %lukB folios",
+		    o.mthp_kib, mthp_files[MTHP_ALLOC], o.mthp_kib);
+		return KSFT_SKIP;
+	}
 	if (madvise(mem, o.size_mib << 20, o.thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE)) {
 		msg("madvise(%s): %s", o.thp ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE",
 		    strerror(errno));
 		return KSFT_FAIL;
 	}
 
-	if ((o.evict != EVICT_PAGEOUT || o.zswap_max_kib) &&
-	    memcg_enter(&o, cgdir, sizeof(cgdir)))
+	/* pageout too: its memcg's memory.reclaim frees the swap cache. */
+	if ((o.evict != EVICT_PAGEOUT || o.zswap_max_kib || o.zswap_writeback ||
+	     !o.keep_swapcache) && memcg_enter(&o, cgdir, sizeof(cgdir)))
 		return KSFT_FAIL;
 
 	vmstat_read(counter_names, before, NR_COUNTERS);
+	if (o.mthp_kib)
+		mthp_read(o.mthp_kib, mthp_before);
 	fill(&o, mem, pages);
+	if (o.mthp_kib)
+		folios = mthp_stat(o.mthp_kib, mthp_files[MTHP_ALLOC]) - mthp_before[MTHP_ALLOC];
 	/* Under a memcg limit some THPs may be out already: a lower bound. */
 	thps = vma_anon_huge_kib(mem) / (THP_SZ >> 10);
 	if (o.evict == EVICT_PAGEOUT) {
@@ -288,21 +446,45 @@ int main(int argc, char **argv)
 	vmstat_read(counter_names, d, NR_COUNTERS);
 	for (int k = 0; k < NR_COUNTERS; k++)
 		d[k] -= before[k];
+	if (o.mthp_kib) {
+		mthp_read(o.mthp_kib, mthp_d);
+		for (int k = 0; k < NR_MTHP; k++)
+			mthp_d[k] = mthp_d[k] < 0 ? -1 : mthp_d[k] - mthp_before[k];
+	}
+	/* What the read-back finds in memory; swap-ins counted from here. */
+	evicted_resident = resident = resident_pages(mem, pages);
+	if (o.evict == EVICT_PAGEOUT && !o.keep_swapcache && resident)
+		resident = drop_resident(cgdir, mem, pages);
+	vmstat_read(in_names, in_before, NR_IN);
 	if (o.hold_dir)
 		hold(o.hold_dir);
 	bad = verify(&o, mem, pages);
+	vmstat_read(in_names, in_d, NR_IN);
+	for (int k = 0; k < NR_IN; k++) {
+		in_d[k] -= in_before[k];
+		in += in_d[k];
+	}
 	if (cgdir[0])
 		memcg_leave(cgdir);
 
-	out = d[PSWPOUT] + d[ZSWPOUT];
+	out = d[PSWPOUT] + d[ZSWPOUT] + d[SWPOUT_ZERO];
 	/* For test scripts: the counters moved by filling and evicting. */
 	printf("deltas:");
 	for (int k = 0; k < NR_COUNTERS; k++)
 		printf(" %s=%" PRIu64, counter_names[k], d[k]);
-	printf(" pages=%" PRIu64 " thps=%" PRIu64 "\n", pages, thps);
-	msg("pswpout +%" PRIu64 " zswpout +%" PRIu64 " thp_swpout +%" PRIu64
-	    " thp_swpout_fallback +%" PRIu64 " of %" PRIu64 " pages",
-	    d[PSWPOUT], d[ZSWPOUT], d[THP_SWPOUT], d[THP_SWPOUT_FALLBACK], pages);
+	printf(" pages=%" PRIu64 " thps=%" PRIu64, pages, thps);
+	/* The read-back: pages in memory after eviction, at its start, swap-ins. */
+	printf(" resident_evicted=%" PRIu64 " resident=%" PRIu64, evicted_resident, resident);
+	for (int k = 0; k < NR_IN; k++)
+		printf(" %s=%" PRIu64, in_names[k], in_d[k]);
+	/* Per size: the folios allocated, then what the stats moved by. */
+	for (int k = 0; o.mthp_kib && k < NR_MTHP; k++)
+		if (mthp_d[k] >= 0)
+			printf(" %s=%" PRId64, mthp_names[k], k == MTHP_ALLOC ? folios : mthp_d[k]);
+	printf("\n");
+	msg("pswpout +%" PRIu64 " zswpout +%" PRIu64 " swpout_zero +%" PRIu64
+	    " thp_swpout +%" PRIu64 " thp_swpout_fallback +%" PRIu64 " of %" PRIu64 " pages",
+	    d[PSWPOUT], d[ZSWPOUT], d[SWPOUT_ZERO], d[THP_SWPOUT], d[THP_SWPOUT_FALLBACK], pages);
 
 	if (bad) {
 		msg("FAIL: %" PRIu64 " bytes read back differ", bad);
@@ -312,6 +494,38 @@ int main(int argc, char **argv)
 		msg("FAIL: only %" PRIu64 " of %" PRIu64 " pages went out (want >= %u%%)",
 		    out, pages, o.min_out_pct);
 		ret = KSFT_FAIL;
+	}
+	msg("read back: %" PRIu64 " of %" PRIu64 " pages in memory after the eviction, %" PRIu64
+	    " when the read-back started; swap-ins: pswpin +%" PRIu64 " zswpin +%" PRIu64
+	    " swpin_zero +%" PRIu64, evicted_resident, pages, resident, in_d[PSWPIN],
+	    in_d[ZSWPIN], in_d[SWPIN_ZERO]);
+	/* 1% more: pages that reclaim found busy (swap-ins of neighbours). */
+	if (o.evict == EVICT_PAGEOUT && !o.keep_swapcache &&
+	    resident * 100 > pages * (100 - o.min_out_pct) + pages) {
+		msg("FAIL: %" PRIu64 " of %" PRIu64 " pages still in memory when the read-back started (want <= %u%% + 1%%)",
+		    resident, pages, 100 - o.min_out_pct);
+		ret = KSFT_FAIL;
+	}
+	if (in * 10 < (pages - resident) * 9) {
+		msg("FAIL: %" PRIu64 " pages were not in memory, but only %" PRIu64
+		    " came back through swap-in",
+		    pages - resident, in);
+		ret = KSFT_FAIL;
+	}
+	if (o.mthp_kib) {
+		uint64_t want = pages / (o.mthp_kib / 4) * o.min_mthp_pct / 100;
+
+		msg("%lukB folios: %" PRId64 " allocated (of %" PRIu64 "), swpout +%" PRId64
+		    ", swpout_fallback +%" PRId64 ", zswpout %s%" PRId64,
+		    o.mthp_kib, folios, pages / (o.mthp_kib / 4), mthp_d[MTHP_SWPOUT],
+		    mthp_d[MTHP_SWPOUT_FALLBACK], mthp_d[MTHP_ZSWPOUT] < 0 ? "(none) " : "+",
+		    mthp_d[MTHP_ZSWPOUT] < 0 ? 0 : mthp_d[MTHP_ZSWPOUT]);
+		if ((uint64_t)folios < want) {
+			msg("FAIL: only %" PRId64 " %lukB folios backed the region (want >= %" PRIu64
+			    ", %u%%): is hugepages-%lukB enabled?", folios, o.mthp_kib, want,
+			    o.min_mthp_pct, o.mthp_kib);
+			ret = KSFT_FAIL;
+		}
 	}
 	if (o.expect_thp_swpout && !d[THP_SWPOUT]) {
 		msg("FAIL: thp_swpout did not rise: no THP went out whole");

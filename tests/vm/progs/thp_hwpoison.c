@@ -4,12 +4,17 @@
  * could not split, paged out next to healthy THPs.
  *
  *   thp_hwpoison [--thps N] [--subpage K] [--watch PATH]... [--seed S]
+ *                [--released-kept]
  *
  * What 6.1's memory_failure() does to a THP it cannot split (a vmsplice()
  * into a pipe holds a reference to one of its pages): it sets PG_hwpoison
  * on the subpage and PG_has_hwpoisoned on the head, fails the split, logs
  * "recovery action for unsplit thp: Ignored" and returns -EBUSY; the THP
- * stays mapped by its PMD. This program checks exactly that, then pages out
+ * stays mapped by its PMD. 6.12's does the same, but logs "recovery action
+ * for unsplit thp: Failed", returns -EHWPOISON and, for MADV_HWPOISON (an
+ * action-required failure), sends the caller SIGBUS (BUS_MCEERR_AR) at once
+ * (kill_procs_now()); that signal is caught and checked here. This program
+ * checks exactly that, then pages out
  * in three steps, printing for each step the change of every --watch file
  * (a counter file, or vmstat:KEY) as "delta STEP NAME VALUE":
  *
@@ -18,12 +23,16 @@
  *             swap slot, so it stays whole and mapped, nothing written;
  *   released  THP 1, poisoned while pinned, then the pipe drained: reclaim
  *             swaps it out whole through the stock path (the kernel offers
- *             a THP with PG_has_hwpoisoned to no mmtune hook);
+ *             a THP with PG_has_hwpoisoned to no mmtune hook); on 6.12
+ *             (--released-kept) reclaim keeps it whole and mapped instead,
+ *             as every large folio with a poisoned page
+ *             (folio_contain_hwpoisoned_page() in shrink_folio_list());
  *   healthy   THPs 2..N-1: what the hooks do with THPs they may read.
  *
  * Then it reads everything back: every healthy byte as written, and THP 1's
  * poisoned subpage must raise SIGBUS (BUS_MCEERR_AR): reclaim's unmap turned
- * its PTE into a hwpoison entry, and the page is never mapped again.
+ * its PTE into a hwpoison entry, and the page is never mapped again (not
+ * with --released-kept: it stays mapped, and is not read).
  *
  * Exit status: 0 pass, 1 fail, 4 skip (no MADV_HWPOISON, no THP).
  */
@@ -63,6 +72,7 @@ static struct {
 	uint64_t seed;
 	const char *watch[MAX_WATCH];
 	int nwatch;
+	bool released_kept;
 } o = { .thps = 8, .subpage = 5, .seed = 37 };
 
 static char *region;
@@ -155,6 +165,18 @@ static void pageout(unsigned long first, unsigned long n, const char *step)
 	watch_report(step);
 }
 
+/* The SIGBUS that 6.12's memory_failure() sends the MADV_HWPOISON caller. */
+static volatile sig_atomic_t inject_bus_code;
+static void *volatile inject_bus_addr;
+
+static void on_inject_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	inject_bus_code = si->si_code;
+	inject_bus_addr = si->si_addr;
+}
+
 /*
  * Poison subpage o.subpage of THP @i while a pipe holds subpage 0, so that
  * memory_failure() cannot split it. Returns the pipe (still holding it).
@@ -163,28 +185,42 @@ static int poison_pinned(unsigned long i, uint64_t *pfn)
 {
 	char *bad = thp(i) + o.subpage * PAGE_SZ;
 	struct iovec iov = { .iov_base = thp(i), .iov_len = PAGE_SZ };
-	int pipefd[2];
+	struct sigaction sa = { .sa_sigaction = on_inject_sigbus, .sa_flags = SA_SIGINFO };
+	const char *how;
+	int pipefd[2], rc, err;
 
 	if (pipe(pipefd))
 		die(KSFT_FAIL, "pipe: %s", strerror(errno));
 	if (vmsplice(pipefd[1], &iov, 1, 0) != (ssize_t)PAGE_SZ)
 		die(KSFT_FAIL, "vmsplice: %s", strerror(errno));
 	*pfn = pfn_of(bad);
-	if (!madvise(bad, PAGE_SZ, MADV_HWPOISON))
+	inject_bus_code = 0;
+	inject_bus_addr = NULL;
+	sigaction(SIGBUS, &sa, NULL);
+	rc = madvise(bad, PAGE_SZ, MADV_HWPOISON);
+	err = errno;
+	signal(SIGBUS, SIG_DFL);
+	if (!rc)
 		die(KSFT_FAIL, "THP %lu: MADV_HWPOISON succeeded: memory_failure() split a THP a pipe holds",
 		    i);
-	if (errno == EINVAL)
+	if (err == EINVAL)
 		die(KSFT_SKIP, "MADV_HWPOISON: EINVAL (no CONFIG_MEMORY_FAILURE)");
-	if (errno != EBUSY)
-		die(KSFT_FAIL, "THP %lu: MADV_HWPOISON: %s, expected EBUSY (unsplit THP)",
-		    i, strerror(errno));
+	if (err == EBUSY && !inject_bus_code) {
+		how = "EBUSY";	/* 6.1 */
+	} else if (err == EHWPOISON && inject_bus_code == BUS_MCEERR_AR &&
+		   inject_bus_addr == bad) {
+		how = "EHWPOISON and SIGBUS (BUS_MCEERR_AR) at the subpage";	/* 6.12 */
+	} else {
+		die(KSFT_FAIL, "THP %lu: MADV_HWPOISON: %s, SIGBUS code %d at %p (subpage at %p), expected EBUSY and no SIGBUS (6.1) or EHWPOISON and BUS_MCEERR_AR there (6.12)",
+		    i, strerror(err), (int)inject_bus_code, inject_bus_addr, (void *)bad);
+	}
 	if (!(kpageflags(*pfn) & (1ULL << KPF_HWPOISON)))
 		die(KSFT_FAIL, "THP %lu: subpage %lu (pfn %#" PRIx64 ") is not PG_hwpoison",
 		    i, o.subpage, *pfn);
 	if (!is_whole_thp(i))
 		die(KSFT_FAIL, "THP %lu is no longer a whole, PMD-mapped THP", i);
-	msg("THP %lu: subpage %lu (pfn %#" PRIx64 ") poisoned, EBUSY, THP still whole and mapped",
-	    i, o.subpage, *pfn);
+	msg("THP %lu: subpage %lu (pfn %#" PRIx64 ") poisoned, %s, THP still whole and mapped",
+	    i, o.subpage, *pfn, how);
 	return pipefd[0] | pipefd[1] << 16;
 }
 
@@ -240,6 +276,7 @@ int main(int argc, char **argv)
 		{ "subpage", required_argument, NULL, 'k' },
 		{ "watch", required_argument, NULL, 'w' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "released-kept", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t pfn_pinned, pfn_released, bad = 0;
@@ -252,13 +289,14 @@ int main(int argc, char **argv)
 		case 'n': o.thps = strtoul(optarg, NULL, 0); break;
 		case 'k': o.subpage = strtoul(optarg, NULL, 0); break;
 		case 's': o.seed = strtoull(optarg, NULL, 0); break;
+		case 'r': o.released_kept = true; break;
 		case 'w':
 			if (o.nwatch == MAX_WATCH)
 				die(KSFT_FAIL, "too many --watch");
 			o.watch[o.nwatch++] = optarg;
 			break;
 		default:
-			die(KSFT_FAIL, "usage: thp_hwpoison [--thps N] [--subpage K] [--watch PATH]... [--seed S]");
+			die(KSFT_FAIL, "usage: thp_hwpoison [--thps N] [--subpage K] [--watch PATH]... [--seed S] [--released-kept]");
 		}
 	}
 	if (o.thps < 3 || !o.subpage || o.subpage >= NR_SUBPAGES)
@@ -289,11 +327,19 @@ int main(int argc, char **argv)
 	printf("poisoned_pfns %#" PRIx64 " %#" PRIx64 "\n", pfn_pinned, pfn_released);
 
 	pageout(0, 1, "pinned");
-	/* 6.1's reclaim skips a THP it could not split (can_split_folio()). */
+	/*
+	 * 6.1's reclaim skips a THP it could not split (can_split_folio());
+	 * 6.12's skips any large folio with a poisoned page before that.
+	 */
 	if (!is_whole_thp(0))
 		die(KSFT_FAIL, "THP 0 (pinned) is no longer whole and mapped after MADV_PAGEOUT");
 	msg("THP 0 (pinned): still whole and mapped after MADV_PAGEOUT (reclaim skipped it)");
 	pageout(1, 1, "released");
+	if (o.released_kept) {
+		if (!is_whole_thp(1))
+			die(KSFT_FAIL, "THP 1 (released) is no longer whole and mapped after MADV_PAGEOUT");
+		msg("THP 1 (released): still whole and mapped after MADV_PAGEOUT (reclaim kept it)");
+	}
 	pageout(2, o.thps - 2, "healthy");
 	unpin(pipe_pinned);
 
@@ -321,7 +367,7 @@ int main(int argc, char **argv)
 	 * PMD (software-injected poison reads fine; not read here). THP 1's was
 	 * replaced by a hwpoison entry when reclaim unmapped it.
 	 */
-	if (!poisoned_read_sigbus(1))
+	if (!o.released_kept && !poisoned_read_sigbus(1))
 		ret = KSFT_FAIL;
 	if (ret == KSFT_PASS)
 		msg("PASS");

@@ -15,15 +15,18 @@
  * own subpage), lets the test script switch the feature off or unload
  * mmtune, drops the pin, has memcg reclaim write the whole folio out again
  * by the stock path, and reads everything back. The module counts the
- * zswap entries dropped and loaded at the folio's offsets: with patch
- * 0003's fix the stock write drops all 512 and the read-back loads none;
- * without it the write drops the head's only, and the read-back loads the
- * 511 tails' old data from zswap.
+ * zswap entries dropped and loaded at the folio's offsets: with the
+ * series' fix (6.1: patch 0003; 6.12: patch 0002) the stock write drops
+ * all 512 and the read-back loads none; without it the write drops the
+ * head's only (6.1) or none (6.12), and the read-back loads the tails'
+ * old data from zswap.
  *
  * K = 0 (the head) is what 6.1 does as it is. A fault on a tail is mapped
  * from the swap cache only in a kernel without CONFIG_KSM (see
  * swapcache_pin.c); for K >= 3 the module makes it so for that tail, and
- * without the fix subpage K then reads back its old bytes.
+ * without the fix subpage K then reads back its old bytes. 6.12 maps the
+ * whole swap cache folio again on the first fault, tails included (its
+ * pin has no tail_index file, and none is needed).
  *
  *   zswap_stale --hold DIR --pin DIR [--subpage 0|3..511] [--attempts N]
  *
@@ -106,14 +109,14 @@ static uint64_t zswap_stored(void)
 
 /*
  * Subpage @k is mapped again and is the pinned THP's own subpage (pfn
- * @head + @k), a THP in the swap cache, while another subpage is still
- * swapped out.
+ * @head + @k), a THP in the swap cache. 6.1 maps that subpage only (another
+ * one is still swapped out), 6.12 the whole folio.
  */
 static bool in_swapcache_state(char *thp, unsigned int k, uint64_t head)
 {
 	uint64_t pm = pagemap(thp + k * PAGE_SZ), flags;
 
-	if (!(pm & PM_PRESENT) || !(pagemap(thp + (k ? 0 : PAGE_SZ)) & PM_SWAP))
+	if (!(pm & PM_PRESENT))
 		return false;
 	if ((pm & PM_PFN_MASK) != head + k)
 		return false;
@@ -196,15 +199,16 @@ int main(int argc, char **argv)
 	 * New bytes for subpage k (generation B): the write fault maps the
 	 * folio's subpage from the swap cache, and the folio is dirty again.
 	 */
-	if (k)
+	snprintf(path, sizeof(path), "%s/tail_index", pin);
+	if (k && !access(path, F_OK))
 		write_num(pin, "tail_index", k);
 	fill_gen((uint64_t *)(thp + k * PAGE_SZ), 2, k);
 	if (!in_swapcache_state(thp, k, head))
 		die(KSFT_FAIL, "subpage %u is not the swap cache THP's own page again (pfn 0x%" PRIx64 ", head 0x%" PRIx64 ", kpageflags 0x%" PRIx64 ")",
 		    k, pagemap(thp + k * PAGE_SZ) & PM_PFN_MASK, head,
 		    kpageflags(pagemap(thp + k * PAGE_SZ) & PM_PFN_MASK));
-	msg("THP stored whole in zswap, still in the swap cache, subpage %u mapped again and rewritten",
-	    k);
+	msg("THP stored whole in zswap, still in the swap cache, subpage %u mapped again and rewritten (subpage %u %s)",
+	    k, k ? 0 : 1, pagemap(thp + (k ? 0 : PAGE_SZ)) & PM_SWAP ? "still swapped out" : "mapped too");
 
 	snprintf(path, sizeof(path), "%s/ready", hold);
 	write_file(path, "1\n");
@@ -230,9 +234,10 @@ int main(int argc, char **argv)
 	msg("folio written to the swap device whole (thp_swpout +%" PRIu64 ") after %u memory.reclaim writes; zswap entries dropped at its offsets: %" PRIu64 " (zswap stored_pages %" PRIu64 " -> %" PRIu64 ")",
 	    vmstat("thp_swpout") - thp_before, tries, inval, stored_before, zswap_stored());
 	/*
-	 * 0003's __frontswap_store() drops the entries of all 512 offsets;
-	 * before it, only the head's went, and 511 stale ones stayed. Read
-	 * back anyway: the bytes say what the stale entries do.
+	 * The fix (6.1: 0003's __frontswap_store(); 6.12: 0002's
+	 * zswap_store()) drops the entries of all 512 offsets; before it,
+	 * only the head's went (6.1) or none (6.12), and the stale ones
+	 * stayed. Read back anyway: the bytes say what the stale entries do.
 	 */
 	if (inval != NR_SUBPAGES) {
 		msg("FAIL: %" PRIu64 " of the folio's %lu zswap entries dropped by the stock write (stale tail entries left)",

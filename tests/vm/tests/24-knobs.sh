@@ -12,7 +12,7 @@ find "$MMTUNE_SYSFS" -type f | sed "s|^$MMTUNE_SYSFS/||; s|^\([^/]*\)$|./\1|" | 
 knob_rows | awk -F'\t' '{ print $1 "/" $2 }' | sort >/tmp/table
 diff /tmp/table /tmp/live || fail "knob table and live tree differ (< table only, > live only)"
 # Every feature the module has is a directory of the table, and only those.
-awk '$2 != "unavailable" { print $1 }' $MMTUNE_SYSFS/features | sort >/tmp/feat
+offered_features | sort >/tmp/feat
 knob_rows | awk -F'\t' '$1 != "." { print $1 }' | sort -u >/tmp/tdirs
 diff /tmp/feat /tmp/tdirs || fail "features file and table directories differ"
 
@@ -66,7 +66,8 @@ defaults() {
 			while read -r k v; do printf '%s\n' "$v" >"$MMTUNE_SYSFS/$1/$k" 2>/dev/null; done
 	done
 	knob_rows "$1" | awk -F'\t' '$4 == "rw" && $5 != "" && $2 != "enabled" { print $2, $5 }' |
-		while read -r k v; do assert_eq "$(shown "$MMTUNE_SYSFS/$1/$k")" "$v" "$1/$k back to its default"; done
+		while read -r k v; do assert_eq "$(shown "$MMTUNE_SYSFS/$1/$k")" "$v" "$1/$k back to its default"; done ||
+		exit 1	# a pipeline's loop is a subshell: its fail ends only itself
 }
 
 rules=/tmp/rules
@@ -96,7 +97,7 @@ while IFS="$(printf '\t')" read -r d f type mode def values rule; do
 			*) v=$(range_hi "$ovals") ;;
 			esac
 			printf '%s\n' "$v" >"$MMTUNE_SYSFS/$d/$other" || fail "setting $d/$other to $v"
-		done
+		done || exit 1
 	case "$type" in
 	bool)
 		for v in 1 0; do write_ok "$p" $v; done
@@ -105,7 +106,7 @@ while IFS="$(printf '\t')" read -r d f type mode def values rule; do
 		lo=$(range_lo "$values") hi=$(range_hi "$values")
 		write_ok "$p" "$hi"; write_ok "$p" "$lo"
 		[ "$lo" -gt 0 ] && refused "$p" $((lo - 1))
-		range_gaps "$values" | while read -r a b; do refused "$p" "$a"; refused "$p" "$b"; done
+		range_gaps "$values" | while read -r a b; do refused "$p" "$a"; refused "$p" "$b"; done || exit 1
 		for bad in $((hi + 1)) -1 4294967296 "" abc 1x 0x10 " 5" 1e3; do refused "$p" "$bad"; done ;;
 	choice)
 		all=$(echo "$values" | tr '|' ' ')
@@ -126,7 +127,7 @@ while IFS="$(printf '\t')" read -r d f rule values; do
 done <"$rules"
 
 # "enabled" moves the feature's static key and its features line, and back.
-for f in $(awk '$2 != "unavailable" { print $1 }' $MMTUNE_SYSFS/features); do
+for f in $(offered_features); do
 	assert_eq "$(hooks_state "$f")" off "$f key at load"
 	echo 1 >"$MMTUNE_SYSFS/$f/enabled" || fail "enabling $f"
 	assert_eq "$(hooks_state "$f")" on "$f key with enabled=1"

@@ -8,6 +8,7 @@
 # online every half second; every byte reads back equal and the console
 # scan catches a KASAN or lockdep report on the debug kernel.
 . /lib.sh
+require_feature zswap_large
 cpu1=/sys/devices/system/cpu/cpu1/online
 [ -w $cpu1 ] || skip "cpu1 cannot be offlined"
 zswap_large_setup

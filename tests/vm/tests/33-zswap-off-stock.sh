@@ -1,6 +1,7 @@
 # zswap/enabled=0 (and no module at all) gives stock 6.1: zswap refuses
 # THPs, they go to the disk whole, and mmtune counts nothing.
 . /lib.sh
+require_feature zswap_large
 zswap_large_setup stock
 
 check_stock() {

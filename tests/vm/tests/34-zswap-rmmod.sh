@@ -3,6 +3,7 @@
 # Once per zpool: zsmalloc, zbud and z3fold where the kernel has them
 # (zswap_zpools, for_each_zpool in lib-zswap_large.sh).
 . /lib.sh
+require_feature zswap_large
 
 rmmod_round() {
 	zswap_large_setup

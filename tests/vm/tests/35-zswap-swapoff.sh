@@ -1,6 +1,7 @@
 # swapoff while THPs sit in zswap: it pulls every subpage back in, leaves
 # no zswap entry, and the process reads back equal data.
 . /lib.sh
+require_feature zswap_large
 zswap_large_setup
 
 start_held_round 51

@@ -1,13 +1,18 @@
 # A THP stored in zswap whole, dirtied again while still in the swap
 # cache, then written to the disk by the stock path must not read stale
 # zswap data back: with the feature switched off, and with the module
-# unloaded. The kernel fix (patch 0003, __frontswap_store()) holds it.
-# swapcache_pin.ko (tests/kmod) keeps the folio in the swap cache after
-# zswap stored it, so the state is reached every run, not by a race.
-# Subpage 0 is rewritten as 6.1 does it; subpage 5 as a kernel without
-# CONFIG_KSM does it (zswap_stale.c): only a rewritten tail makes stale
-# entries give wrong bytes, and the module's counters show them either way.
+# unloaded. The kernel fix holds it (6.1: patch 0003, __frontswap_store();
+# 6.12: patch 0002, zswap_store() drops every entry of a large folio it
+# refuses). swapcache_pin.ko (tests/kmod; on 6.12 it probes
+# zswap_entry_free() and zswap_load(), 6.12 having no frontswap) keeps the
+# folio in the swap cache after zswap stored it, so the state is reached
+# every run, not by a race. Subpage 0 is rewritten as 6.1 does it; subpage
+# 5 as a kernel without CONFIG_KSM does it (zswap_stale.c; 6.12 maps the
+# whole swap cache folio again either way): only a rewritten tail makes
+# stale entries give wrong bytes, and the module's counters show them
+# either way.
 . /lib.sh
+require_feature zswap_large
 PIN_KO=/mmtune/swapcache_pin.ko
 PIN=/sys/kernel/debug/swapcache_pin
 [ -f $PIN_KO ] || fail "missing $PIN_KO (make modules)"
@@ -29,12 +34,14 @@ for w in "1 pfn" "0 pfn" "5 tail_index" "4194305 pid"; do
 done
 
 # counters: the ones this test moves, on one line.
+# (frontswap's: 6.1 only.)
 counters() {
 	echo "zswpout $(vmstat zswpout) zswpin $(vmstat zswpin) thp_swpout $(vmstat thp_swpout)" \
 		"zswap_stored $(zswap_stored_pages)" \
-		"frontswap succ_stores $(cat /sys/kernel/debug/frontswap/succ_stores)" \
+		"$([ -d /sys/kernel/debug/frontswap ] &&
+		echo "frontswap succ_stores $(cat /sys/kernel/debug/frontswap/succ_stores)" \
 		"failed_stores $(cat /sys/kernel/debug/frontswap/failed_stores)" \
-		"invalidates $(cat /sys/kernel/debug/frontswap/invalidates)"
+		"invalidates $(cat /sys/kernel/debug/frontswap/invalidates)")"
 }
 
 # stale_case HOW K: HOW (disable | rmmod) is done while the program holds,

@@ -18,6 +18,7 @@
 # injection.
 # timeout: 600
 . /lib.sh
+require_feature zswap_large
 fault_require
 ZSWAP_DEBUG=/sys/kernel/debug/zswap
 zswap_dbg() { cat $ZSWAP_DEBUG/$1; }

@@ -11,6 +11,7 @@
 # in some runs none (subpages_stored +0).
 # timeout: 600
 . /lib.sh
+require_feature thp_swap split_zero zswap_large
 
 # churn NAME SECONDS SEED POLICY: thp_churn with counter snapshots around it.
 churn() {

@@ -4,6 +4,7 @@
 # high_max, observe keeping the hooks on with stock bounds, and a non-zero
 # vm.percpu_pagelist_high_fraction pinning high for the tuner too.
 . /lib.sh
+require_feature pcp_high
 load_mmtune
 mmtune_pcp zones
 # Stock: both bounds equal the static high, on every zone.

@@ -2,6 +2,7 @@
 # high, and refills from the zone per 1000 allocations fall against the
 # stock decisions of the same kernel (observe=1, tuner off).
 . /lib.sh
+require_feature pcp_high
 load_mmtune
 # 32 MiB regions: more than the static high (about 7000 pages here).
 LOAD="pcp_churn fault --threads 2 --mib 32 --rounds 25"

@@ -3,6 +3,7 @@
 # The CPUs are kept from sleeping through it: the vmstat worker that runs
 # the decay is deferrable, so a fully idle CPU decays at its next wakeup.
 . /lib.sh
+require_feature pcp_high
 load_mmtune
 echo 1 >"$MMTUNE_PCP/enabled" || fail "enable pcp"
 # The slowest decay while the load runs: on a busy host the load takes

@@ -2,6 +2,7 @@
 # stops growing: a load like the one that raised it raises it no more, and
 # frees lower it to high_min.
 . /lib.sh
+require_feature pcp_high
 old_mfk=$(cat /proc/sys/vm/min_free_kbytes)
 trap 'echo $old_mfk >/proc/sys/vm/min_free_kbytes' EXIT
 load_mmtune

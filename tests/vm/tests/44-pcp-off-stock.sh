@@ -1,6 +1,7 @@
 # Tuner off, and rmmod, put every pageset's high in /proc/zoneinfo back to
 # its exact stock value.
 . /lib.sh
+require_feature pcp_high
 zoneinfo_highs >/tmp/stock.highs
 cat /tmp/stock.highs
 load_mmtune

@@ -2,6 +2,7 @@
 # scan catches lockdep and warnings), bounds follow the CPU count, and the
 # highs are stock again after rmmod.
 . /lib.sh
+require_feature pcp_high
 cpu1=/sys/devices/system/cpu/cpu1/online
 [ -w $cpu1 ] || skip "cpu1 cannot be offlined"
 zoneinfo_highs >/tmp/stock.highs

@@ -9,6 +9,7 @@
 # -device pc-dimm,id=dimm0,memdev=dimm0).
 # timeout: 300
 . /lib.sh
+require_feature pcp_high
 dimm=
 for d in /sys/bus/acpi/devices/PNP0C80:*; do
 	[ -e "$d/physical_node" ] && { dimm=$d; break; }

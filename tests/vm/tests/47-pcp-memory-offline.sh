@@ -7,6 +7,7 @@
 # is the kernel's own value.
 # timeout: 300
 . /lib.sh
+require_feature pcp_high
 blk=$(memblk_bytes)
 swapon_zram 512M
 thp_always

@@ -12,6 +12,7 @@
 # above). Global memory pressure (more than MemAvailable written, swap on
 # zram) makes kswapd run. After rmmod every high is stock again.
 . /lib.sh
+require_feature pcp_high
 GREEDY=/sys/module/pcp_greedy/parameters
 [ -f /mmtune/pcp_greedy.ko ] || fail "tests/kmod/pcp_greedy.ko was not built"
 zoneinfo_highs >/tmp/stock.highs

@@ -7,6 +7,7 @@
 # bounds (read through a fresh mmtune with pcp_high off: high_min and
 # high_max of DMA32 both equal the stock high).
 . /lib.sh
+require_feature pcp_high
 zoneinfo_highs >/tmp/stock.highs
 stock=$(awk '$1 == "DMA32" { print $3; exit }' /tmp/stock.highs)
 load_mmtune

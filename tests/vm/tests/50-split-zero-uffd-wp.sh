@@ -5,6 +5,7 @@
 # the zero page, a write to a formerly zero subpage and to a data subpage
 # is delivered as a write-protect fault first, and every byte is right.
 . /lib.sh
+require_feature thp_swap split_zero
 thp_setup zram split always
 
 # run_uffd NAME ARGS...: uffd_wp_split, output in /tmp/uw.out.

@@ -3,5 +3,6 @@
 # the zero subpages map the zero page and are not written, every byte
 # reads back (dirty bytes as written, the rest zero).
 . /lib.sh
+require_feature thp_swap split_zero
 thp_best_case zram
 unload_mmtune

@@ -1,4 +1,5 @@
 # Best case on the (non-rotational) virtio disk: as test 51.
 . /lib.sh
+require_feature thp_swap split_zero
 thp_best_case disk
 unload_mmtune

@@ -3,6 +3,7 @@
 # thp_swpout rises by the number of THPs, all subpages are written, nothing
 # is split or dropped, and every byte reads back. On zram and on the disk.
 . /lib.sh
+require_feature thp_swap split_zero
 for dev in zram disk; do
 	thp_setup $dev adaptive reclaim-only
 	thp_counters >/tmp/c0

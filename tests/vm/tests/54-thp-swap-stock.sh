@@ -4,6 +4,7 @@
 # detection: THPs split, zero subpages written too. policy=whole with zero
 # detection: nothing is split, so nothing is dropped (the two work together).
 . /lib.sh
+require_feature thp_swap split_zero
 sparse_round() {	# NAME: one best-case round, checks common to all
 	run_sparse /tmp/ts.out --size 32 --dirty 1 --seed 9
 	thps=$(si_delta /tmp/ts.out thps)

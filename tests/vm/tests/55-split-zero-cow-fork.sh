@@ -3,6 +3,7 @@
 # fork the child reads the same data, its writes to zero-page subpages do
 # not show in the parent, and the parent's data reads back intact.
 . /lib.sh
+require_feature thp_swap split_zero
 thp_setup zram adaptive reclaim-only
 run_sparse /tmp/ts.out --size 32 --dirty 2 --offset 123 --seed 13 --cow --fork
 thps=$(si_delta /tmp/ts.out thps)

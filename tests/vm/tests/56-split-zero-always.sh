@@ -3,6 +3,7 @@
 # follows: a zero-page mapping is not counted (a wrong MM_ANONPAGES would
 # also show as "BUG: Bad rss-counter state" on the console at exit).
 . /lib.sh
+require_feature thp_swap split_zero
 thp_always
 load_mmtune
 split_zero_mode reclaim-only

@@ -2,6 +2,7 @@
 # (/proc/self/pagemap bit 55) and clear_refs still clears it. Skipped on a
 # kernel without CONFIG_MEM_SOFT_DIRTY.
 . /lib.sh
+require_feature thp_swap split_zero
 thp_setup zram adaptive reclaim-only
 run_sparse /tmp/ts.out --size 16 --dirty 1 --seed 23 --soft-dirty
 thps=$(si_delta /tmp/ts.out thps)

@@ -3,6 +3,7 @@
 # for the zero subpages) then migrated. move_pages() to node 1 when the
 # guest has two nodes, compaction otherwise.
 . /lib.sh
+require_feature split_zero
 thp_always
 load_mmtune
 split_zero_mode always

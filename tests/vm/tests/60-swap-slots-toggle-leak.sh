@@ -9,6 +9,7 @@
 # swap_slots goes on in the middle of their round; once they exited, the
 # slots in use are exactly the swap cache plus what mmtune's cache holds.
 . /lib.sh
+require_feature swap_slots
 swapon_zram 1G
 load_mmtune
 echo 64 >"$MMTUNE_SLOTS/cache_size" || fail "cache_size"

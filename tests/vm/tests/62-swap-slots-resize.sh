@@ -1,6 +1,7 @@
 # Resizing the cache while two processes swap through it loses no data:
 # every size change drains every CPU, and both loads read back every byte.
 . /lib.sh
+require_feature swap_slots
 swapon_zram 1G
 slots_setup 64
 slots_load_start

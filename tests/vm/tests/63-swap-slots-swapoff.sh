@@ -3,6 +3,7 @@
 # swapoff would wait forever for them), and both loads read back equal.
 # Two devices, so that swapoff of one always leaves swap to run on.
 . /lib.sh
+require_feature swap_slots
 swapon_zram 512M
 echo 0 >/sys/block/vda/queue/rotational
 mkswap /dev/vda >/dev/null || fail "mkswap /dev/vda"

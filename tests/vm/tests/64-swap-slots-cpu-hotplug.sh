@@ -1,6 +1,7 @@
 # CPU offline drains that CPU's cache and closes it; online reopens it.
 # Done twice under load, and the loads read back equal.
 . /lib.sh
+require_feature swap_slots
 [ -e /sys/devices/system/cpu/cpu1/online ] || skip "cpu1 cannot go offline"
 swapon_zram 1G
 slots_setup 512

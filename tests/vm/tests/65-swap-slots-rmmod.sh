@@ -4,6 +4,7 @@
 # pages whose process exited; reclaim frees those later). Then rmmod while
 # two processes swap through the cache, three times: clean, data equal.
 . /lib.sh
+require_feature swap_slots
 swapon_zram 1G
 slots_setup 1000
 rm -rf /tmp/hold && mkdir /tmp/hold

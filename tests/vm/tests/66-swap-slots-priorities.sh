@@ -2,6 +2,7 @@
 # the higher one as long as it has room, and from the lower one only once
 # the higher one is full, like the stock allocator. Data reads back equal.
 . /lib.sh
+require_feature swap_slots
 swapon_zram 128M
 swapoff /dev/zram0 && swapon_prio /dev/zram0 10 || fail "swapon zram prio 10"
 echo 0 >/sys/block/vda/queue/rotational

@@ -9,6 +9,7 @@
 # slow: 500 cycles take 5-10 minutes under TCG
 # timeout: 1200
 . /lib.sh
+require_feature swap_slots
 if [ -w /sys/kernel/debug/sched/preempt ]; then
 	echo full >/sys/kernel/debug/sched/preempt || fail "preempt=full"
 	info "preemption: $(cat /sys/kernel/debug/sched/preempt)"

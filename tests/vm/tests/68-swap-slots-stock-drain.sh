@@ -4,6 +4,7 @@
 # /proc/swaps counts exactly the swap cache then, and after a round through
 # mmtune's cache and enabled=0, still exactly; the removed memcgs go away.
 . /lib.sh
+require_feature swap_slots
 swapon_zram 1G
 dying() { awk '$1 == "nr_dying_descendants" { print $2 }' /sys/fs/cgroup/cgroup.stat; }
 d0=$(dying)

@@ -15,6 +15,7 @@
 # injection.
 # timeout: 600
 . /lib.sh
+require_feature swap_slots
 fault_require
 swapon_disk
 slots_setup 64

@@ -1,0 +1,71 @@
+# thp_swap's policy per folio size (kernels with mTHP, 6.12: policy_<size>kB)
+# on zram, 64K folios first, anonymous memory; every byte reads back equal
+# in every round:
+#  - split: every folio split before swap-out (thp_split), none written
+#    whole (the size's swpout), every page written one by one;
+#  - whole: every folio written whole (thp_whole, the size's swpout);
+#  - adaptive, one page in 16 holding data: every folio sampled and split,
+#    and the split maps the zero pages to the zero page (6.12's own split,
+#    what split_zero does on 6.1), so only about the data pages are written;
+#  - adaptive, every page holding data: kept whole;
+#  - inherit: 16K folios take the feature-wide policy (split) while
+#    policy_2048kB whole keeps 2M folios whole.
+# timeout: 900
+. /lib.sh
+require_feature thp_swap
+mthp_require 16 64 2048
+thp_always
+swapon_zram 1G
+load_mmtune
+echo 1 >"$MMTUNE_THP/enabled" || fail "thp_swap/enabled 1"
+
+# round KB POLICY-FILE-VALUE SEED ARGS...: one round with thp_swap counter
+# snapshots around it (thp_counter_delta /tmp/c0 NAME).
+round() {
+	kb=$1 seed=$2
+	shift 2
+	for f in thp_whole thp_split subpages_sampled; do echo "$f=$(thp_knob $f)"; done >/tmp/c0
+	mthp_run /tmp/si.out "$kb" anon --size 32 --evict pageout --seed "$seed" "$@"
+	folios=$(si_delta /tmp/si.out mthp_alloc)
+	pages=$(si_delta /tmp/si.out pages)
+	pswpout=$(si_delta /tmp/si.out pswpout)
+}
+delta() { echo $(( $(thp_knob "$1") - $(sed -n "s/^$1=//p" /tmp/c0) )); }
+
+echo split >"$MMTUNE_THP/policy_64kB" || fail "policy_64kB split"
+round 64 71 --min-out-pct 90
+assert_eq "$(delta thp_split)" "$folios" "64kB split: thp_swap/thp_split delta"
+assert_eq "$(delta thp_whole)" 0 "64kB split: thp_swap/thp_whole delta"
+assert_eq "$(si_delta /tmp/si.out mthp_swpout)" 0 "64kB split: hugepages-64kB swpout delta"
+assert_ge "$pswpout" $((pages * 9 / 10)) "64kB split: vmstat pswpout delta (page by page)"
+
+echo whole >"$MMTUNE_THP/policy_64kB" || fail "policy_64kB whole"
+round 64 72 --min-out-pct 90
+assert_eq "$(delta thp_whole)" "$folios" "64kB whole: thp_swap/thp_whole delta"
+assert_eq "$(delta thp_split)" 0 "64kB whole: thp_swap/thp_split delta"
+assert_ge "$(si_delta /tmp/si.out mthp_swpout)" $((folios * 9 / 10)) "64kB whole: hugepages-64kB swpout delta (of $folios)"
+
+echo adaptive >"$MMTUNE_THP/policy_64kB" || fail "policy_64kB adaptive"
+round 64 73 --data-every 16 --min-out-pct 0
+assert_eq "$(delta thp_split)" "$folios" "64kB adaptive, 1 page in 16 with data: thp_swap/thp_split delta"
+assert_ge "$(delta subpages_sampled)" "$folios" "64kB adaptive: thp_swap/subpages_sampled delta"
+assert_eq "$(si_delta /tmp/si.out mthp_swpout)" 0 "64kB adaptive sparse: hugepages-64kB swpout delta"
+assert_ge "$pswpout" $((pages / 16 * 9 / 10)) "64kB adaptive sparse: vmstat pswpout delta (about the $((pages / 16)) data pages)"
+assert_le "$pswpout" $((pages / 16 + pages / 160 + 64)) "64kB adaptive sparse: vmstat pswpout delta (not the zero pages)"
+
+round 64 74 --min-out-pct 90
+assert_eq "$(delta thp_whole)" "$folios" "64kB adaptive, every page with data: thp_swap/thp_whole delta"
+assert_ge "$(si_delta /tmp/si.out mthp_swpout)" $((folios * 9 / 10)) "64kB adaptive dense: hugepages-64kB swpout delta (of $folios)"
+
+echo split >"$MMTUNE_THP/policy" || fail "policy split"
+echo inherit >"$MMTUNE_THP/policy_16kB" || fail "policy_16kB inherit"
+echo whole >"$MMTUNE_THP/policy_2048kB" || fail "policy_2048kB whole"
+round 16 75 --min-out-pct 90
+assert_eq "$(delta thp_split)" "$folios" "16kB inherit (policy split): thp_swap/thp_split delta"
+assert_eq "$(si_delta /tmp/si.out mthp_swpout)" 0 "16kB inherit (policy split): hugepages-16kB swpout delta"
+round 2048 76 --min-out-pct 90
+assert_eq "$(delta thp_whole)" "$folios" "2048kB whole: thp_swap/thp_whole delta"
+assert_ge "$(si_delta /tmp/si.out mthp_swpout)" $((folios * 9 / 10)) "2048kB whole: hugepages-2048kB swpout delta (of $folios)"
+assert_ge "$(si_delta /tmp/si.out thp_swpout)" $((folios * 9 / 10)) "2048kB whole: vmstat thp_swpout delta"
+unload_mmtune
+swapoff_all
