@@ -148,8 +148,6 @@ src_pkg=linux-source-$kline
 command -v rpmbuild >/dev/null || die "rpmbuild missing (apt-get install rpm)"
 kernel_source
 mkdir -p "$cache/kernel-pkgs"
-# A dry run compiles nothing: it does not wait for the build lock.
-[ $dry -eq 1 ] || kernel_lock
 
 # A fleet key (file or pkcs11: URI) instead of a key per set: its
 # certificate is part of the key, never the private key itself.
@@ -168,6 +166,33 @@ key=$(kernel_inputs_key "$localversion${variant:+ variant=$variant}${fleet_id:+ 
 series_info=$(kernel_series_info)
 out=$cache/kernel-pkgs/$kline-$key
 [ $dry -eq 1 ] && out=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-distro-dry.XXXXXX")
+# The module packages' own inputs (see build_modules below).
+modules_key=$( {
+	"$repo/packaging/version.sh"
+	cat "$repo/packaging/kernel/build-module-pkgs.sh"
+	find "$repo/packaging/modules" -type f | LC_ALL=C sort | xargs cat
+	(cd "$repo/module" && for f in Kbuild Makefile ./*.h ./*.c; do case "$f" in *.mod.c) ;; *) cat "$f" ;; esac; done)
+} | sha256sum | cut -c1-16)
+# The build lock only when something is to be built: a complete set is
+# read without waiting behind another kernel build (check-packaging beside
+# check-debug). A run that builds takes the lock, then rechecks (another
+# run may have finished the same set meanwhile); only a run holding the
+# lock stages a key or prunes. A dry run compiles nothing: no lock.
+set_ready() {
+	local k
+	for k in deb rpm; do
+		if [ -f "$out/.$k-complete" ]; then
+			[ -f "$out/.modules-$k-$modules_key" ] || return 1
+		else
+			eval "[ \$want_$k -eq 0 ]" || return 1
+		fi
+	done
+}
+locked=0
+if [ $dry -eq 0 ] && ! set_ready; then
+	kernel_lock
+	locked=1
+fi
 # No Rust toolchain of the build host in the kernel config (see the top):
 # a rustc that fails, first in PATH.
 norust=$cache/kernel-pkgs/.no-rust
@@ -290,7 +315,8 @@ fi
 build_id=$(cat "$out/build-id")
 case "$build_id" in *[!0-9]*|'') die "build id '$build_id': digits only (MMTUNE_KERNEL_BUILD_ID)" ;; esac
 make_signing_key
-trap 'rm -f "$stage_key"' EXIT
+# (without the lock, the staged key is another run's: never removed)
+[ $locked -eq 0 ] || trap 'rm -f "$stage_key"' EXIT
 
 export CCACHE_DIR=$cache/ccache CCACHE_MAXSIZE=5G
 if [ -n "$distro_cfg" ]; then
@@ -475,12 +501,6 @@ fi
 # version, the module packaging), so a change there costs seconds, not a
 # kernel build.
 rel=$(cat "$out/kernel.release")
-modules_key=$( {
-	"$repo/packaging/version.sh"
-	cat "$repo/packaging/kernel/build-module-pkgs.sh"
-	find "$repo/packaging/modules" -type f | LC_ALL=C sort | xargs cat
-	(cd "$repo/module" && for f in Kbuild Makefile ./*.h ./*.c; do case "$f" in *.mod.c) ;; *) cat "$f" ;; esac; done)
-} | sha256sum | cut -c1-16)
 build_modules() {
 	local kind=$1 stamp=$out/.modules-$1-$modules_key t mtree sign
 	[ -f "$stamp" ] && return 0
@@ -519,7 +539,8 @@ build_modules() {
 	# (--deb or --rpm alone: the other directory is missing, which is fine.)
 	(cd "$out" && { ls deb/*.deb rpm/*.rpm 2>/dev/null || true; } | sed 's/^/package: /')
 	(cd "$out" && { ls unpublished/* 2>/dev/null || true; } | sed 's/^/unpublished: /')
-} >"$out/build-info.txt"
+} >"$out/build-info.txt.$$"
+mv "$out/build-info.txt.$$" "$out/build-info.txt"
 sed 's/^/kernel-pkgs: /' "$out/build-info.txt" >&2
 touch "$out/.used"		# mtime = last use, for pruning
 # (a variant prunes only its own kind: never the set it varies)
@@ -538,6 +559,12 @@ ln -sfn "$out" "$repo/build/packaging/$link${variant:+-$variant}"
 # distribution build. Drop unfinished sets (failed or interrupted builds:
 # a rerun starts from a fresh tree anyway, ccache is what it resumes from).
 # Per line: the sets are LINE-<key> ("6.1-*" does not match "6.12-...").
+# Only under the lock (an unfinished set may be another run's build): a
+# run that built nothing prunes if the lock is free, else leaves it.
+if [ $locked -eq 0 ]; then
+	exec 9>"$cache/.build.lock"
+	flock -n 9 || exit 0
+fi
 ls -1t "$cache"/kernel-pkgs/"$kline"-*/.used 2>/dev/null | while read -r used; do
 	d=$(dirname "$used")
 	if [ "$(cat "$d/flavour" 2>/dev/null || echo test)" = "$kind" ]; then echo "$d"; fi
