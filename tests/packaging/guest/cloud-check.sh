@@ -42,7 +42,7 @@ ours() {
 	[ "$v" = "$ver" ] && tap_ok "$mm/version is $ver" || tap_not_ok "$mm/version is $ver (got $v)"
 
 	# --- the host-class profile ---------------------------------------
-	profile_checks "$profile" recorded
+	profile_checks "$profile"
 	tap_diag "mmtunectl recommend: $(mmtunectl recommend 2>&1 | tr '\n' ' ')"
 	# The profile's values against the cloud kernel's stock ones (its
 	# .config: THP always, zswap off with lzo; per-size: never).

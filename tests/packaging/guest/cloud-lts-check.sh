@@ -38,7 +38,7 @@ on_61() {
 	signed_module_checks "$(exp signer)"
 	modprobe_unit 0
 	no_boot_errors
-	profile_checks "$profile" recorded
+	profile_checks "$profile"
 	rows $state/rows-6.1.json
 	skipped=$(status_get other_line_knobs)
 	tap_diag "skipped as another line's: $skipped"
@@ -90,7 +90,10 @@ on_612() {
 	no_boot_errors
 	cmp -s /var/lib/mmtune/auto-profile $state/auto-profile && tap_ok "/var/lib/mmtune/auto-profile is the one 6.1 recorded" ||
 		tap_not_ok "/var/lib/mmtune/auto-profile is the one 6.1 recorded"
-	profile_checks "$profile" recorded
+	profile_checks "$profile"
+	src=$(status_get profile source)
+	[ "$src" = recorded ] && tap_ok "6.12's first apply took $profile from the record, not from the rules (which pick balanced now)" ||
+		tap_not_ok "6.12's first apply took $profile from the record (source: $src)"
 	rows $state/rows-6.12.json
 	out=$(python3 - $state/rows-6.1.json $state/rows-6.12.json <<'PY'
 import json, sys

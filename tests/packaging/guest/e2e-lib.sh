@@ -14,7 +14,12 @@ ver=$(cat $dir/expected-version)
 # The TAP line every booted check ends with: no systemd unit failed.
 no_failed_units() {
 	failed=$(systemctl list-units --state=failed --no-legend --plain 2>&1)
-	if [ -z "$failed" ]; then tap_ok "no failed units"; else tap_not_ok "no failed units"; tap_diag "$failed"; fi
+	if [ -z "$failed" ]; then tap_ok "no failed units"; else
+		tap_not_ok "no failed units"; tap_diag "$failed"
+		for u in $(echo "$failed" | awk '{ print $1 }'); do
+			tap_diag "$(journalctl -b -u "$u" -o short-monotonic --no-pager 2>&1 | tail -n 20)"
+		done
+	fi
 }
 
 # modprobe_unit STATUS: modprobe@mmtune.service (what loads mmtune.ko,
@@ -201,17 +206,18 @@ for k in sys.argv[1:]:
 print(d)' "$@"
 }
 
-# profile_checks PROFILE SOURCE: mmtune.service applied PROFILE at boot,
-# status names it as the profile in force, picked from SOURCE (recorded: the
-# recommend rules' pick the first apply --auto kept), and verify exits 0.
+# profile_checks PROFILE: mmtune.service applied PROFILE at boot, status
+# names it as the profile in force and as the one selected now, it is the
+# pick the first apply --auto recorded (/var/lib/mmtune/auto-profile), and
+# verify exits 0.
 profile_checks() {
 	st=$(systemctl is-active mmtune.service 2>&1)
 	[ "$st" = active ] && tap_ok "mmtune.service is active" || tap_not_ok "mmtune.service is active (got $st)"
 	tap_diag "$(systemctl status mmtune.service --no-pager 2>&1 | head -n 15)"
 	status_json
-	got="applied $(status_get applied_profile), selected $(status_get profile name) from $(status_get profile source), recorded $(status_get recorded_profile) in /var/lib/mmtune/auto-profile ($(tail -n 1 /var/lib/mmtune/auto-profile 2>&1)), kernel line $(status_get kernel line)"
-	want="applied $1, selected $1 from $2, recorded $1 in /var/lib/mmtune/auto-profile ($1), kernel line $(uname -r | cut -d. -f1-2)"
-	tap_diag "profile: $(status_get profile reason)"
+	got="applied $(status_get applied_profile), selected $(status_get selected_profile), recorded $(status_get recorded_profile) in /var/lib/mmtune/auto-profile ($(tail -n 1 /var/lib/mmtune/auto-profile 2>&1)), kernel line $(status_get kernel line)"
+	want="applied $1, selected $1, recorded $1 in /var/lib/mmtune/auto-profile ($1), kernel line $(uname -r | cut -d. -f1-2)"
+	tap_diag "profile: from $(status_get profile source): $(status_get profile reason)"
 	[ "$got" = "$want" ] && tap_ok "the profile in force: $got" || tap_not_ok "the profile in force: got $got; want $want"
 	out=$(mmtunectl verify 2>&1); rc=$?
 	tap_diag "mmtunectl verify:"; tap_diag "$out"
