@@ -123,7 +123,10 @@ fi
 rm -rf "$work"; mkdir -p "$logs"
 rel=$(cat "$kp/kernel.release")
 ver=$(packaging/version.sh)
-case $rel in "$line".*) ;; *) not_ok "$kp is a set of line $line (its release: $rel)"; tap_plan "$tap_n"; exit 1 ;; esac
+case $rel:$(cat "$kp/flavour" 2>/dev/null) in
+"$line".*:debian-cloud) ;;
+*) not_ok "$kp is a debian-cloud set of line $line (release $rel, flavour $(cat "$kp/flavour" 2>&1))"; tap_plan "$tap_n"; exit 1 ;;
+esac
 note "line $line on Debian $release; kernel packages: $kp ($rel); load $(cut -d' ' -f1-3 /proc/loadavg)"
 note "$(cat "$kp/build-info.txt" 2>/dev/null)"
 
@@ -254,7 +257,9 @@ rm -rf "$r"
 kp61=
 if [ "$line:$release" = 6.12:bookworm ]; then
 	kp61=${from:-$(newest_set 6.1)}
-	[ -z "$kp61" ] || [ -f "$kp61/kernel.release" ] || { not_ok "--from $kp61 is a finished kernel package set"; kp61=; }
+	if [ -n "$kp61" ] && { [ "$(cat "$kp61/flavour" 2>/dev/null)" != debian-cloud ] || [ ! -f "$kp61/kernel.release" ]; }; then
+		not_ok "--from $kp61 is a finished 6.1 debian-cloud set (flavour: $(cat "$kp61/flavour" 2>&1))"; kp61=
+	fi
 fi
 if ! bdir=$(bump_debs "$ver"); then
 	not_ok "mmtune $ver+up1 (a copy of this tree with the version bumped) builds"; note "$(tail -n 20 "$logs/bump-build.log")"
