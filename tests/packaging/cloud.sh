@@ -257,7 +257,8 @@ rm -rf "$r"
 kp61=
 if [ "$line:$release" = 6.12:bookworm ]; then
 	kp61=${from:-$(newest_set 6.1)}
-	if [ -n "$kp61" ] && { [ "$(cat "$kp61/flavour" 2>/dev/null)" != debian-cloud ] || [ ! -f "$kp61/kernel.release" ]; }; then
+	if [ -n "$kp61" ] && { [ "$(cat "$kp61/flavour" 2>/dev/null)" != debian-cloud ] ||
+		case $(cat "$kp61/kernel.release" 2>/dev/null) in 6.1.*) false ;; *) true ;; esac; }; then
 		not_ok "--from $kp61 is a finished 6.1 debian-cloud set (flavour: $(cat "$kp61/flavour" 2>&1))"; kp61=
 	fi
 fi
