@@ -181,8 +181,10 @@ signed_module_checks() {
 		tap_not_ok "no 'E' taint (kernel $t, module '$mt')"
 	fi
 	# Rejected before "already loaded" is checked.
+	_tried=
 	for bad in unsigned otherkey; do
 		[ -f "$dir/mmtune-$bad.ko" ] || continue
+		_tried=1
 		out=$(insmod "$dir/mmtune-$bad.ko" 2>&1); rc=$?
 		msg=$(dmesg | grep -E 'Loading of .* is rejected' | tail -n 1)
 		if [ $rc -ne 0 ] && echo "$out" | grep -q 'Key was rejected by service'; then
@@ -191,6 +193,7 @@ signed_module_checks() {
 			tap_not_ok "bad input: mmtune.ko $bad is refused (insmod exit $rc: $out)"
 		fi
 	done
+	[ -n "$_tried" ] || return 0
 	t2=$(cat /proc/sys/kernel/tainted)
 	[ "$t2" = "$t" ] && tap_ok "taint unchanged after the refused loads ($t2)" || tap_not_ok "taint unchanged after the refused loads ($t -> $t2)"
 }
