@@ -35,13 +35,22 @@
 #                  no vmlinux; then the 6.12 series the same way, and its
 #                  objects with the hooks off against the unpatched tree's
 #   make packages          mmtune and mmtune-dkms .deb and .rpm (build/packaging/out)
-#   make kernel-packages   the patched kernel as .deb and .rpm (cached)
+#   make kernel-packages   the patched kernel as .deb and .rpm (cached;
+#                          LINE=6.12: that line's, build/packaging/kernel-pkgs-6.12)
 #   make check-packaging   the whole packaging suite: kernel packages, DKMS in
 #                          a Debian 12 root, RPMs, install and boot (long)
 #   make kernel-packages-cloud  the kernel .debs from Debian 12's cloud config
-#                          and mmtune-modules for it (cached; over an hour cold)
+#                          and mmtune-modules for it (cached; over an hour cold;
+#                          LINE=6.12: linux-config-6.12's)
 #   make check-packaging-cloud  those packages: headers (make M=, DKMS), apt
-#                          install and a qemu boot with module.sig_enforce=1
+#                          install from a signed local repository and qemu
+#                          boots with module.sig_enforce=1, a stock kernel
+#                          beside ours (LINE=6.12 RELEASE=bookworm|trixie:
+#                          in a Debian 12 or 13 root)
+#   make check-packaging-cloud-6.12  the 6.12 operator path end to end: both
+#                          cloud sets, then the above for 6.12 in Debian 12
+#                          (with the Debian 12 LTS move from our 6.1 kernel)
+#                          and in Debian 13
 #   make repo              a signed apt repository (dists/bookworm) and rpm
 #                          repository (createrepo_c) in build/repo from the
 #                          built packages, with MMTUNE_REPO_KEY=<gpg key>
@@ -161,7 +170,7 @@ packages:
 	packaging/build.sh
 
 kernel-packages:
-	packaging/kernel/build-kernel-pkgs.sh
+	packaging/kernel/build-kernel-pkgs.sh --line $(LINE)
 
 check-packaging:
 	tests/packaging/run.sh --full
@@ -169,10 +178,28 @@ check-packaging:
 # The distribution-config builds are long: never part of check or
 # check-packaging.
 kernel-packages-cloud:
-	packaging/kernel/build-kernel-pkgs.sh --distro debian-cloud --deb
+	packaging/kernel/build-kernel-pkgs.sh --line $(LINE) --distro debian-cloud --deb
+
+# The set of that line (build-kernel-pkgs.sh links 6.1's as kernel-pkgs).
+KERNEL_PKGS = build/packaging/kernel-pkgs$(if $(filter 6.1,$(LINE)),,-$(LINE))
+
+# The Debian release of the root the cloud tests install into: bookworm
+# (Debian 12) or trixie (Debian 13, 6.12 only).
+RELEASE ?= bookworm
 
 check-packaging-cloud: kernel-packages-cloud
-	tests/packaging/cloud.sh build/packaging/kernel-pkgs
+	tests/packaging/cloud.sh --line $(LINE) --release $(RELEASE) $(KERNEL_PKGS)
+
+# The 6.12 operator path: 6.12 in Debian 12 (bookworm-security's 6.12 as
+# the stock kernel beside ours, and a host on our 6.1 kernel moving to
+# 6.12) and in Debian 13; both runs, whatever the first gives.
+check-packaging-cloud-6.12:
+	$(MAKE) kernel-packages-cloud LINE=6.1
+	$(MAKE) kernel-packages-cloud LINE=6.12
+	rc=0; \
+	tests/packaging/cloud.sh --line 6.12 --release bookworm --from build/packaging/kernel-pkgs build/packaging/kernel-pkgs-6.12 || rc=1; \
+	tests/packaging/cloud.sh --line 6.12 --release trixie build/packaging/kernel-pkgs-6.12 || rc=1; \
+	exit $$rc
 
 # The kernel sets it takes are the ones built last (build/packaging/kernel-pkgs):
 # make kernel-packages or kernel-packages-cloud first.
@@ -185,4 +212,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud repo
+.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 repo

@@ -7,9 +7,12 @@
 #   packaging/kernel/build-module-pkgs.sh TREE [--deb] [--rpm] [--out DIR]
 #                                         [--key KEY --cert CERT]
 #                                         [--build ID [--meta NAME]]
+#                                         [--kpkg NAME]
 #
 # TREE: a built kernel tree (Module.symvers, include/config/kernel.release,
-# CONFIG_MMTUNE_HOOKS=y). The key: CONFIG_MODULE_SIG_KEY of TREE's .config
+# CONFIG_MMTUNE_HOOKS=y), or what a headers package ships of one (6.12's
+# linux-headers and kernel-devel have include/config/auto.conf and no
+# .config: either is read). The key: CONFIG_MODULE_SIG_KEY of TREE's config
 # (by default certs/signing_key.pem, made by the kernel build and built into
 # its .builtin_trusted_keys as certs/signing_key.x509), the hash
 # CONFIG_MODULE_SIG_HASH, the tool TREE/scripts/sign-file. --key/--cert
@@ -24,7 +27,9 @@
 # rebuilt kernel brings a newer module package. --meta NAME: also the meta
 # package NAME (mmtune-kernel-<flavour>), which depends on exactly this
 # kernel build and this module package: installing or upgrading it moves
-# both or neither.
+# both or neither. --kpkg NAME: the RPM kernel package of that build
+# (build-kernel-pkgs.sh: kernel-mmtune..., kernel-mmtune6.12...); by
+# default kernel<localversion> of the release.
 #
 # Output (default build/packaging/out/modules/):
 #   mmtune-modules-<rel>_<ver>[+<id>]_amd64.deb  /lib/modules/<rel>/extra/mmtune.ko
@@ -37,14 +42,15 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 log() { echo "module-pkgs: $*" >&2; }
 die() { log "error: $*"; exit 1; }
-usage() { echo "usage: $0 TREE [--deb] [--rpm] [--out DIR] [--key KEY --cert CERT] [--build ID [--meta NAME]]" >&2; exit 2; }
+usage() { echo "usage: $0 TREE [--deb] [--rpm] [--out DIR] [--key KEY --cert CERT] [--build ID [--meta NAME]] [--kpkg NAME]" >&2; exit 2; }
 
 [ $# -ge 1 ] || usage
 tree=$(cd "$1" 2>/dev/null && pwd) || die "$1: no such kernel tree"
 shift
-want_deb=0 want_rpm=0 out=$repo/build/packaging/out/modules key='' cert='' build='' meta=''
+want_deb=0 want_rpm=0 out=$repo/build/packaging/out/modules key='' cert='' build='' meta='' kpkg=''
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--kpkg) kpkg=${2:?}; shift ;;
 	--build) build=${2:?}; shift ;;
 	--meta) meta=${2:?}; shift ;;
 	--deb) want_deb=1 ;;
@@ -64,8 +70,9 @@ out=$(cd "$out" && pwd)
 
 # --- the kernel tree --------------------------------------------------------
 cfg=$tree/.config
+[ -f "$cfg" ] || cfg=$tree/include/config/auto.conf
 { [ -f "$cfg" ] && [ -f "$tree/Module.symvers" ] && [ -f "$tree/include/config/kernel.release" ]; } ||
-	die "$tree is not a built kernel tree (.config, Module.symvers, include/config/kernel.release)"
+	die "$tree is not a built kernel tree (.config or include/config/auto.conf, Module.symvers, include/config/kernel.release)"
 grep -qx 'CONFIG_MMTUNE_HOOKS=y' "$cfg" ||
 	die "$tree has no CONFIG_MMTUNE_HOOKS=y: mmtune.ko cannot be built for it"
 rel=$(cat "$tree/include/config/kernel.release")
@@ -74,7 +81,7 @@ ver=$("$repo/packaging/version.sh")
 # linux-image-<rel> <rel>-<id>; RPM kernel<localversion> (kernel-mmtune for
 # 6.1.<n>-mmtune), version <rel with _>, release <id>.
 sub=${rel%%-*}
-rpm_kpkg=kernel${rel#"$sub"}
+rpm_kpkg=${kpkg:-kernel${rel#"$sub"}}
 mver=$ver deb_kdep=""
 if [ -n "$build" ]; then
 	mver=$ver+$build deb_kdep=" (= $rel-$build)"

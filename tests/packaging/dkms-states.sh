@@ -25,6 +25,13 @@
 #     3.2.2 skips the stock kernel by BUILD_EXCLUSIVE_CONFIG itself, with
 #     its multi-line warning on every hook run. If a later dkms stops
 #     failing the kernel's hooks, this case says so;
+#   - both kernel lines in one root (issue 30), in a third copy: a stock
+#     6.12 kernel installed from the release's repositories
+#     (bookworm-security's on Debian 12, Debian 13's own reinstalled) and
+#     a stock 6.1 one: one skip line each, every package configured; our
+#     6.1 and 6.12 headers packages installed alone: the /usr/src trigger
+#     builds mmtune.ko with DKMS for each (vermagic, one line, one
+#     attempt); status says skipped / built for all of them;
 #   - the RPM (rpm --root --nodeps into another copy): %post gives one line
 #     per kernel, the kernel-install plugin run twice for a stock kernel
 #     one line, a failed build not retried by three kernel-devel packages
@@ -253,6 +260,111 @@ out=$(rpm_root "$r" -e --nodeps mmtune-dkms 2>&1); rc=$?
 [ $rc = 0 ] && [ ! -e "$r/var/lib/mmtune-dkms" ] && [ ! -e "$log" ] && [ -z "$(in_root "$r" dkms status -m mmtune)" ]
 case_ok "rpm -e mmtune-dkms: unregistered from DKMS, the per-kernel records and the log gone" $? "$out"
 rm -rf "$r" "build/packaging/work/dkms-states-kdevel-$suite"
+
+# 8. Both kernel lines in one root (issue 30): stock kernels of 6.1 and
+# 6.12 are skipped with one line each, kernels with the hooks of either
+# line get mmtune.ko from DKMS. Real packages where the release has them:
+# on Debian 12 the stock 6.12 kernel of bookworm-security
+# (linux-image/headers-6.12-cloud-amd64), on Debian 13 its own stock 6.12
+# reinstalled; a stock 6.1 kernel on Debian 13 is the fake kernel of case
+# 2 with Debian 12's own config (linux-config-6.1 of this host). The
+# kernels with the hooks are our headers packages, installed alone (the
+# /usr/src trigger builds): 6.1's (.config) and 6.12's (bindeb-pkg gives
+# include/config/auto.conf and no .config), from the kernel package sets
+# built last (build/packaging/kernel-pkgs, build/packaging/kernel-pkgs-6.12)
+# or MMTUNE_DKMS_HOOK_HEADERS (.deb files); a line without one is skipped.
+# Downloads are kept in $MMTUNE_CACHE/apt-archives[-SUITE].
+hook_headers=()
+if [ -n "${MMTUNE_DKMS_HOOK_HEADERS:-}" ]; then
+	read -r -a hook_headers <<<"$MMTUNE_DKMS_HOOK_HEADERS"
+else
+	for d in build/packaging/kernel-pkgs build/packaging/kernel-pkgs-6.12; do
+		for f in "$d"/deb/linux-headers-*_*.deb; do [ -f "$f" ] && hook_headers+=("$f"); break; done
+	done
+fi
+for l in 6.1 6.12; do
+	have=
+	for f in "${hook_headers[@]}"; do case ${f##*/} in "linux-headers-$l."*) have=1 ;; esac; done
+	[ -n "$have" ] || echo "skip kernel with the hooks, line $l: no headers package (make kernel-packages-cloud LINE=$l, or MMTUNE_DKMS_HOOK_HEADERS)"
+done
+cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
+archives=$cache/apt-archives${suite:+-$suite}
+[ "$suite" = bookworm ] && archives=$cache/apt-archives	# full.sh's, the same suite
+mkdir -p "$archives"
+copy_root "$base" "$r"
+cp "$deb" "$r/var/tmp/"
+in_root "$r" apt-get install -y "/var/tmp/${deb##*/}" >/dev/null 2>&1
+: >"$log"
+# apt_stock ARGS...: apt-get install in the root with the cached archives.
+apt_stock() {
+	cp "$archives"/*.deb "$r/var/cache/apt/archives/" 2>/dev/null || true
+	in_root "$r" sh -c 'apt-get update -qq >/dev/null 2>&1; apt-get install -y "$@"' sh "$@" 2>&1
+	local rc=$?
+	cp -n "$r"/var/cache/apt/archives/*.deb "$archives/" 2>/dev/null || true
+	rm -f "$r"/var/cache/apt/archives/*.deb
+	return $rc
+}
+case $suite in
+bookworm)
+	out=$(apt_stock linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64); rc=$?; out=${out//$'\r'/}
+	s12=
+	for d in "$r"/usr/src/linux-headers-6.12.*-cloud-amd64; do [ -d "$d" ] && s12=${d##*/linux-headers-}; break; done
+	what="apt-get install linux-image-6.12-cloud-amd64 linux-headers-6.12-cloud-amd64 (bookworm-security, $s12)"
+	;;
+*)
+	s12=$stock
+	out=$(apt_stock --reinstall "linux-image-$s12" "linux-headers-$s12"); rc=$?; out=${out//$'\r'/}
+	what="apt-get install --reinstall linux-image-$s12 linux-headers-$s12"
+	;;
+esac
+[ $rc = 0 ] && [ -n "$s12" ] &&
+	[ "$(lines "$out")" = "mmtune-dkms: $s12 has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped; the kernel runs with stock values" ] &&
+	[ -z "$(others "$out")" ] && [ -z "$(in_root "$r" dpkg -l | awk '/^.[^i ] / && $2 ~ /^linux-/')" ] &&
+	[ -s "$r/boot/initrd.img-$s12" ]
+case_ok "stock 6.12 kernel, real packages: $what: exit 0, every package configured, initramfs made, one skip line, nothing else about mmtune" $? "$out"
+if [ "$suite" != bookworm ]; then
+	rm -f "$r/etc/kernel/postinst.d/initramfs-tools"	# (a fake kernel, as in case 2)
+	k61=6.1.0-57-amd64
+	mkdir -p "$r/lib/modules/$k61"
+	xzcat /usr/src/linux-config-6.1/config.amd64_none_amd64.xz >"$r/boot/config-$k61" 2>/dev/null
+	: >"$r/boot/vmlinuz-$k61"
+	out=$(image_hooks "$k61" 2>&1); rc=$?
+	[ -s "$r/boot/config-$k61" ] && [ $rc = 0 ] &&
+		[ "$(lines "$out")" = "mmtune-dkms: $k61 has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped; the kernel runs with stock values" ] &&
+		[ -z "$(others "$out")" ]
+	case_ok "stock 6.1 kernel $k61 (Debian 12's config.amd64_none_amd64): its image hooks give one skip line" $? "$out"
+fi
+built=()
+for f in "${hook_headers[@]}"; do
+	hk=${f##*/linux-headers-}; hk=${hk%%_*}
+	cp "$f" "$r/var/tmp/"
+	t0=$SECONDS
+	out=$(in_root "$r" apt-get install -y "/var/tmp/${f##*/}" 2>&1); rc=$?; out=${out//$'\r'/}
+	st=$(in_root "$r" dkms status -m mmtune -v "$ver" -k "$hk" 2>&1)
+	ko=
+	for f2 in "$r/lib/modules/$hk"/updates/dkms/mmtune.ko*; do [ -f "$f2" ] && ko=$f2; break; done
+	vm=
+	if [ -n "$ko" ]; then
+		case $ko in
+		*.xz) vm=$(xz -dc "$ko" >"$r/var/tmp/mmtune.ko" && modinfo -F vermagic "$r/var/tmp/mmtune.ko") ;;
+		*) vm=$(modinfo -F vermagic "$ko") ;;
+		esac
+	fi
+	cfgsrc=.config; [ -e "$r/usr/src/linux-headers-$hk/.config" ] || cfgsrc=include/config/auto.conf
+	[ $rc = 0 ] && [ "$(lines "$out")" = "mmtune-dkms: $hk: built, signed and installed mmtune $ver with DKMS" ] &&
+		grep -q ': installed' <<<"$st" && [ "${vm%% *}" = "$hk" ] && [ "$(attempts "$hk")" = 1 ]
+	case_ok "kernel with the hooks, line ${hk%.*-*}: apt-get install linux-headers-$hk alone (config: $cfgsrc): the trigger builds with DKMS in $((SECONDS - t0))s, one line, ${ko##*/} vermagic $hk" $? "$out
+dkms status: $st; vermagic: $vm; attempts: $(attempts "$hk"); make.log: $(tail -n 15 "$r/var/lib/dkms/mmtune/$ver/build/make.log" 2>/dev/null)"
+	built+=("$hk")
+done
+out=$(in_root "$r" $helper status 2>&1); rc=$?
+ok=0
+grep -q "^$stock  *skipped (no hooks)" <<<"$out" && grep -q "^$s12  *skipped (no hooks)" <<<"$out" || ok=1
+[ "$suite" = bookworm ] || grep -q "^$k61  *skipped (no hooks)" <<<"$out" || ok=1
+for hk in "${built[@]}"; do grep -q "^$hk  *built: mmtune $ver installed with DKMS" <<<"$out" || ok=1; done
+[ $rc = 0 ] && [ $ok = 0 ]
+case_ok "status: both lines' stock kernels skipped (no hooks), the ${#built[@]} kernels with the hooks built, exit 0" $? "exit $rc; $out"
+rm -rf "$r"
 
 echo "$((n - fails))/$n cases passed"
 [ $fails = 0 ]

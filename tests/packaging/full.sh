@@ -148,6 +148,13 @@ distro_config_ok() {
 	grep -qE 'release 6\.1\.[0-9]+-mmtune$' <<<"$out"
 }
 
+# headers_config DIR: the kernel configuration a headers tree carries:
+# .config (6.1's bindeb-pkg), else include/config/auto.conf (6.12's, which
+# has no .config; the same CONFIG_X=y lines).
+headers_config() {
+	if [ -f "$1/.config" ]; then echo "$1/.config"; else echo "$1/include/config/auto.conf"; fi
+}
+
 kernel_debs_ok() {
 	local kp=$1 rel=$2 img hdr tmp rc=0
 	img=$(ls "$kp"/deb/linux-image-"$rel"_*.deb 2>/dev/null | grep -v -- -dbg_) || { echo "no linux-image-$rel"; return 1; }
@@ -155,7 +162,7 @@ kernel_debs_ok() {
 	ls -l "$kp"/deb/
 	tmp=$(mktemp -d)
 	dpkg-deb -x "$hdr" "$tmp"
-	grep -x 'CONFIG_MMTUNE_HOOKS=y' "$tmp/usr/src/linux-headers-$rel/.config" || { echo "headers .config lacks CONFIG_MMTUNE_HOOKS=y"; rc=1; }
+	grep -x 'CONFIG_MMTUNE_HOOKS=y' "$(headers_config "$tmp/usr/src/linux-headers-$rel")" || { echo "headers config lacks CONFIG_MMTUNE_HOOKS=y"; rc=1; }
 	grep -q 'mmtune_register' "$tmp/usr/src/linux-headers-$rel/include/linux/mmtune_hooks.h" || { echo "headers lack mmtune_hooks.h"; rc=1; }
 	[ -x "$tmp/usr/src/linux-headers-$rel/scripts/sign-file" ] || { echo "headers lack scripts/sign-file"; rc=1; }
 	[ "$(readlink "$tmp/lib/modules/$rel/build")" = "/usr/src/linux-headers-$rel" ] || { echo "no /lib/modules/$rel/build link"; rc=1; }
@@ -423,23 +430,28 @@ e2e_checks() {
 	guest_boot e2e "$img" "$r/boot/vmlinuz-$rel"
 }
 
-# guest_boot NAME IMAGE KERNEL [INITRD [APPEND]]: boot IMAGE (root on virtio, its
-# mmtune-e2e.service runs the checks and powers off) under qemu TCG and
-# re-emit the guest's TAP as ours, "NAME (booted): ..."; then scan the
-# kernel console for reports. Logs: $pk_logs/NAME-console.log and
-# NAME-results.tap. Returns 1 when the guest did not finish its checks.
+# guest_boot NAME IMAGE KERNEL [INITRD [APPEND [QEMU-ARG...]]]: boot IMAGE
+# (root on virtio, its mmtune-e2e.service runs the checks and powers off)
+# under qemu TCG and re-emit the guest's TAP as ours, "NAME (booted):
+# ..."; then scan the kernel console for reports. QEMU-ARGs follow the
+# root drive (a second -drive is /dev/vdb). The time limit,
+# MMTUNE_E2E_TIMEOUT (default 1200 s), is multiplied by the host's load
+# (load_scale). Logs: $pk_logs/NAME-console.log and NAME-results.tap.
+# Returns 1 when the guest did not finish its checks.
 guest_boot() {
-	local name=$1 img=$2 kernel=$3 initrd=${4:-} append=${5:-} t0=$SECONDS qrc=0 line
+	local name=$1 img=$2 kernel=$3 initrd=${4:-} append=${5:-} t0=$SECONDS qrc=0 line limit
+	shift $(($# < 5 ? $# : 5))
 	local console=$pk_logs/$name-console.log results=$pk_logs/$name-results.tap
 	: >"$console"; : >"$results"
-	qemu_timed "$pk_logs/$name-dump" "${MMTUNE_E2E_TIMEOUT:-1200}" -accel tcg,thread=single \
+	limit=$(( ${MMTUNE_E2E_TIMEOUT:-1200} * $(load_scale) ))
+	qemu_timed "$pk_logs/$name-dump" "$limit" -accel tcg,thread=single \
 		-smp 2 -m 2G -nodefaults -no-reboot -display none \
 		-kernel "$kernel" ${initrd:+-initrd "$initrd"} \
 		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 systemd.show_status=1 sysrq_always_enabled${append:+ $append}" \
 		-serial "file:$console" -serial "file:$results" \
-		-drive "file=$img,if=virtio,format=raw,cache=unsafe" >"$pk_logs/$name-qemu.log" 2>&1 || qrc=$?
+		-drive "file=$img,if=virtio,format=raw,cache=unsafe" "$@" >"$pk_logs/$name-qemu.log" 2>&1 || qrc=$?
 	sed -i 's/\r$//' "$console" "$results"
-	note "$name: boot and checks took $((SECONDS - t0))s (qemu exit $qrc)"
+	note "$name: boot and checks took $((SECONDS - t0))s (qemu exit $qrc$([ $qrc = 124 ] && echo ": the ${limit}s limit; blocked tasks and backtraces (sysrq w, l) at the end of $console, registers in $pk_logs/$name-dump/"); load $(cut -d' ' -f1-3 /proc/loadavg))"
 	if ! grep -q '^# e2e: done' "$results"; then
 		not_ok "$name: the booted system ran its checks (qemu exit $qrc)"
 		note "console (last 60 lines; full log $console):"

@@ -189,6 +189,19 @@ out=$("$helper" status 2>&1); rc=$?
 [ $rc = 0 ] && grep -q '^6\.1\.96-mmtune  *built' <<<"$out" && grep -q '^6\.1\.92-mmtune  *built' <<<"$out"
 case_ok "status after a successful retry: built, exit 0" $? "exit $rc; $out"
 
+# 6.12's headers packages from bindeb-pkg and binrpm-pkg (linux-headers,
+# kernel-devel) have include/config/auto.conf and no .config: read when
+# there is no image (yet), for both lines' decisions.
+headers_autoconf() {
+	mkdir -p "$root/lib/modules/$1/build/include/config"
+	echo "$2" >"$root/lib/modules/$1/build/include/config/auto.conf"
+}
+headers_autoconf 6.12.117-mmtune-cloud-amd64 'CONFIG_MMTUNE_HOOKS=y'
+headers_autoconf 6.12.117-stock-cloud-amd64 'CONFIG_ZSWAP=y'
+expect "6.12 headers with the hooks, auto.conf only, no image: built" 0 '^mmtune-dkms: 6\.12\.117-mmtune-cloud-amd64: built, signed and installed mmtune 9\.9 with DKMS$' yes -- install 6.12.117-mmtune-cloud-amd64
+expect "6.12 stock headers, auto.conf only, no image: skipped" 0 '^mmtune-dkms: 6\.12\.117-stock-cloud-amd64 has no mmtune hooks' no -- install 6.12.117-stock-cloud-amd64
+expect "6.12 stock headers, a second hook run: silent" 0 '' no -- install 6.12.117-stock-cloud-amd64
+
 # Removed but not purged: the sources are gone, the hooks must be silent.
 rm -rf "$root/usr/src/mmtune-9.9"
 expect "removed, not purged: silent" 0 '' no -- install 6.1.98-mmtune

@@ -1,8 +1,11 @@
+# shellcheck shell=bash
 # Helpers sourced by tests/packaging/*.sh.
 
 # TAP output (tests/lib/tap.sh): ok/not ok with a running number; failures
 # do not stop a run.
+# shellcheck source=tests/lib/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+# shellcheck source=tests/lib/qemu-timed.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/qemu-timed.sh"
 ok() { tap_ok "$@"; }
 not_ok() { tap_not_ok "$@"; }
@@ -17,6 +20,13 @@ check() {
 	return $rc
 }
 note() { tap_diag "$*"; }
+
+# load_scale: the factor a guest's time limit is multiplied by on a busy
+# host, as tests/vm/run.sh scales its own: 1 + the 1-minute load per CPU
+# (MMTUNE_PKG_LOAD_SCALE overrides it).
+load_scale() {
+	echo "${MMTUNE_PKG_LOAD_SCALE:-$(awk -v n="$(nproc)" '{ print 1 + int($1 / n) }' /proc/loadavg)}"
+}
 
 # in_root ROOT CMD...: run CMD chrooted into ROOT with /proc, /sys and /dev
 # mounted in a private mount namespace (gone when the command ends).

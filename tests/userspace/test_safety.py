@@ -86,6 +86,48 @@ def test_reload_reapplies_in_place():
     assert svc["ExecReload"] == ["/usr/sbin/mmtunectl apply --auto --reload"]
 
 
+def test_no_ordering_cycle_with_a_tmpfs_tmp():
+    """Debian 13 mounts /tmp as a tmpfs (tmp.mount), which systemd orders
+    after swap.target and before local-fs.target. mmtune.service is before
+    swap.target and every swap unit is after it (swap.d/50-mmtune.conf), so
+    nothing it is after may lead back to tmp.mount: not local-fs.target, not
+    PrivateTmp= (which orders the unit after tmp.mount). On a booted Debian
+    13 either one was an ordering cycle that systemd broke at boot by
+    dropping a start job (tests/packaging/cloud.sh --release trixie)."""
+    svc, hard = unit("mmtune.service"), unit("mmtune.service.d/50-hardening.conf")
+    swap = unit("swap.d/50-mmtune.conf")
+    before = {}     # unit -> the units it is ordered before
+
+    def edges(a, key, words):
+        for w in words:
+            for u in w.split():
+                (before.setdefault(u, set()).add(a) if key == "After"
+                 else before.setdefault(a, set()).add(u))
+    for key in ("After", "Before"):
+        edges("mmtune.service", key, svc["Unit"].get(key, []))
+        edges("dev-vdb.swap", key, swap["Unit"].get(key, []))
+    if any(v in ("yes", "true", "1") for v in hard["Service"].get("PrivateTmp", []) +
+           svc["Service"].get("PrivateTmp", [])):
+        edges("mmtune.service", "After", ["tmp.mount"])
+    # A swap unit, and tmp.mount as systemd orders a tmpfs mount.
+    edges("dev-vdb.swap", "Before", ["swap.target"])
+    edges("tmp.mount", "After", ["swap.target"])
+    edges("tmp.mount", "Before", ["local-fs.target"])
+
+    def path(a, b, seen=()):
+        if a == b:
+            return [a]
+        for n in sorted(before.get(a, ())):
+            if n not in seen:
+                p = path(n, b, seen + (n,))
+                if p:
+                    return [a] + p
+        return None
+    cycle = path("tmp.mount", "mmtune.service")
+    assert not (cycle and path("mmtune.service", "tmp.mount")), \
+        "ordering cycle: %s, then back: %s" % (" < ".join(cycle), " < ".join(path("mmtune.service", "tmp.mount")))
+
+
 def test_hardening_makes_every_knob_writable_and_nothing_else():
     h = unit("mmtune.service.d/50-hardening.conf")["Service"]
     assert h["ProtectSystem"] == ["strict"] and h["ProtectKernelTunables"] == ["yes"]
