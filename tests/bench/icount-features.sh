@@ -62,7 +62,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 here=$repo/tests/bench
-runs=3 rounds=4 configs= keep=0 line=6.1 peer=
+runs=3 rounds=4 configs='' keep=0 line=6.1 peer=''
 features=()
 while [ $# -gt 0 ]; do
 	case "$1" in
