@@ -37,6 +37,9 @@ FEATURE = {"mem": "pcp_high", "disk": "swap_slots", "zram": "swap_slots",
            "zswap16": "zswap_large"}
 SETS = ("mem", "disk", "zram", "zswap", "zswapthp", "zswap64", "zswap16",
         "split", "cross", "thpsparse")
+# The kernel's memset, by name: 6.1's __memset, 6.12's memset_orig (qemu64
+# has no ERMS, so not memset_erms).
+MEMSET = ("__memset", "memset_orig", "memset_erms")
 # Folio stores: 4K pages per op, and whether the goals name it.
 FOLIO = {"zswapthp": (512, "2M THP", True), "zswap64": (16, "64K mTHP", True),
          "zswap16": (4, "16K mTHP", False)}
@@ -235,11 +238,11 @@ def main():
                     # LZ4_resetStream(): a memset of its 16 KiB state, rep
                     # stosq, 2052 counted iterations per 4K page; zswap's
                     # store calls no other memset.
-                    mset = fn.get("__memset", 0)
+                    mset = sum(fn.get(x, 0) for x in MEMSET)
                     share = comp / on.kernel() * 100
                     share_m = (comp + mset) / on.kernel() * 100
                     print(f"  compressor: LZ4_* {comp:.0f} + its state reset "
-                          f"(__memset) {mset:.0f} of {on.kernel():.0f} kernel "
+                          f"(memset) {mset:.0f} of {on.kernel():.0f} kernel "
                           f"insns per {fname}: {share:.1f}% ({share_m:.1f}% with "
                           f"the reset); per 4K stored {on.kernel() / pages:.1f}")
                     if goal:
@@ -258,7 +261,7 @@ def main():
                             four, v = zc.kernel(), on.kernel() / pages
                             zf = zc.funcs()
                             comp4 = (sum(x for k, x in zf.items() if k.startswith("LZ4_"))
-                                     + zf.get("__memset", 0))
+                                     + sum(zf.get(x, 0) for x in MEMSET))
                             print(f"  per 4K page: whole {fname} {v:.0f} kernel insns, of which "
                                   f"the compressor {(comp + mset) / pages:.0f} and the rest "
                                   f"{v - (comp + mset) / pages:.0f}; 4K zswap pageout ({c4}) "
