@@ -66,6 +66,11 @@ export MMTUNE_VM_TIMEOUT_SCALE=${MMTUNE_VM_TIMEOUT_SCALE:-4}
 # the last, where that one report is expected and every other still
 # fails the run. --tests GLOB: the first boot only, with that glob;
 # --z3fold: the z3fold boot only.
+# 6.12's z3fold (deprecated there, gone upstream since) left no slot
+# behind: its z3fold boot had no such report (2026-11-27), so there the
+# report is not filtered, and would fail the run.
+known=z3fold-slots
+[ "$line" = 6.1 ] || known=
 rc=0
 if [ "${1:-}" != --z3fold ]; then
 	MMTUNE_VM_APPEND="$append mmtune.zpools=zsmalloc,zbud" tests/vm/run.sh "${line_args[@]}" "$@" || rc=1
@@ -73,6 +78,6 @@ if [ "${1:-}" != --z3fold ]; then
 	cp "$vm_out/console.log" "$out/console-main.log"
 fi
 echo "check-debug: the z3fold boot (31, 32, 34 with zswap on z3fold)"
-MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=z3fold-slots \
+MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=$known \
 	tests/vm/run.sh "${line_args[@]}" --tests '3[124]-*' || rc=1
 exit $rc
