@@ -2,7 +2,8 @@
 #
 #   make kernel    patched 6.1 test kernel (cached, see scripts/kernel-build.sh)
 #   make modules   mmtune.ko and the test modules against that kernel
-#   LINE=6.12      with kernel, modules, run, vm-check, check-slow: the 6.12 line
+#   LINE=6.12      with kernel, modules, run, vm-check, check-slow, kernel-debug,
+#                  check-debug, kernel-bench, bench-icount: the 6.12 line
 #                  instead (kernel-patches/6.12, linux-source-6.12,
 #                  build/kernel-6.12; scripts/kernel-build-line.sh); its modules
 #                  are built in build/6.12/ (module/ keeps 6.1's)
@@ -12,9 +13,12 @@
 #   make check     every test suite (unit, static, VM on each kernel line), one
 #                  summary line
 #   make kernel-bench  the benchmark kernels: bench-prod (the series, no
-#                  debugging) and bench-unpatched (same config, no series)
+#                  debugging) and bench-unpatched (same config, no series);
+#                  LINE=6.12: that line's, and PEER (default 7.3 there:
+#                  upstream's kernel, bench-unpatched of that line)
 #   make bench-icount  instruction counts per operation, every feature, on
-#                  those kernels (tests/bench/icount-features.sh)
+#                  those kernels (tests/bench/icount-features.sh; LINE=6.12
+#                  with the upstream column)
 #   make kernel-bench-irqsoff  bench-prod with the irqsoff and preemptoff
 #                  latency tracers (configs/bench-irqsoff.config; 20 min)
 #   make bench-irqsoff  interrupts-off sections, preemption-off sections and
@@ -22,7 +26,8 @@
 #                  memory, the stock slot cache against mmtune's at 64 and
 #                  1024 (tests/bench/irqsoff.sh; issue 26 item 2; 1 hour)
 #   make check-debug  the VM suite on the debug kernel (KASAN, kmemleak,
-#                  DEBUG_PAGEALLOC, lockdep) with preempt=full
+#                  DEBUG_PAGEALLOC, lockdep) with preempt=full; LINE=6.12:
+#                  on that line's debug kernel (build/kernel-6.12-debug)
 #   make check-slow   the VM tests marked "# slow:" (campaigns, mm
 #                  selftests), skipped by make check
 #   make check-selftests  the kernel tree's own mm selftests in the VM,
@@ -130,14 +135,32 @@ check-selftests: modules
 	MMTUNE_VM_SLOW=1 tests/vm/run.sh --tests '80-*' $(VM_LINE)
 
 kernel-debug:
+ifeq ($(LINE),6.1)
 	scripts/kernel-build.sh --variant debug
+else
+	scripts/kernel-build-line.sh $(LINE) --variant debug
+endif
+
+# The peer of a line's instruction counts: upstream's kernel of the same
+# config without the series (6.12: 7.3, linux-source-7.3 of
+# trixie-backports; PEER= for none).
+PEER ?= $(if $(filter 6.12,$(LINE)),7.3)
 
 kernel-bench:
+ifeq ($(LINE),6.1)
 	scripts/kernel-build-bench.sh bench-prod
 	scripts/kernel-build-bench.sh bench-unpatched
+else
+	scripts/kernel-build-bench.sh bench-prod --line $(LINE)
+	scripts/kernel-build-bench.sh bench-unpatched --line $(LINE)
+ifneq ($(PEER),)
+	scripts/install-kernel-source.sh $(PEER)
+	scripts/kernel-build-bench.sh bench-unpatched --line $(PEER)
+endif
+endif
 
 bench-icount: kernel-bench
-	tests/bench/icount-features.sh
+	tests/bench/icount-features.sh $(if $(filter 6.1,$(LINE)),,--line $(LINE)) $(if $(PEER),--peer $(PEER))
 
 kernel-bench-irqsoff:
 	scripts/kernel-build-bench.sh bench-irqsoff
@@ -146,7 +169,7 @@ bench-irqsoff: kernel-bench-irqsoff
 	tests/bench/run.sh irqsoff
 
 check-debug:
-	tests/vm/check-debug.sh
+	tests/vm/check-debug.sh $(VM_LINE)
 
 unit:
 	$(MAKE) -C tests/unit check
@@ -207,7 +230,7 @@ repo: packages
 	packaging/repo/make-repo.sh
 
 clean:
-	rm -rf build/unit build/vm build/vm-[0-9]* build/vm-failed-* build/debug build/test-logs build/packaging \
+	rm -rf build/unit build/vm build/vm-[0-9]* build/vm-failed-* build/debug build/debug-[0-9]* build/test-logs build/packaging \
 		$(foreach l,$(OTHER_LINES),build/$(l))
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean

@@ -5,12 +5,25 @@
 # feature on. Exact counts (tests/bench/icount: one vCPU, -icount), on the
 # production-like bench kernels (make kernel-bench).
 #
-#   tests/bench/icount-features.sh [--runs N] [--rounds R] [--configs LIST] [FEATURE...]
-#   tests/bench/run.sh icount [FEATURE...]      the same
+#   tests/bench/icount-features.sh [--line LINE] [--peer LINE2] [--runs N] [--rounds R]
+#       [--configs LIST] [--keep] [FEATURE...]
+#   tests/bench/run.sh icount [...]      the same
 #
 # The kernels are build/kernel-bench-prod and build/kernel-bench-unpatched
-# (make kernel-bench; make bench-icount builds them and runs this).
-# --configs: a comma-separated subset of unpatched,unloaded,off,on.
+# (make kernel-bench; make bench-icount builds them and runs this); with
+# --line LINE (not 6.1) build/kernel-LINE-bench-prod and
+# build/kernel-LINE-bench-unpatched (make bench-icount LINE=6.12), and the
+# features of that line (knobs.tsv's lines column): on 6.12 zswap_large
+# and thp_swap, and the 16K and 64K folio stores (sets zswap16, zswap64)
+# beside the 2M one. --peer LINE2 adds a configuration "upstream":
+# build/kernel-LINE2-bench-unpatched, another kernel line of the same
+# config without the series (scripts/kernel-build-bench.sh bench-unpatched
+# --line LINE2; 7.3 for 6.12: zswap stores large folios itself), run with
+# the same operations, and the report compares mmtune with it per
+# operation. Reports in build/icount/features (6.1) or
+# build/icount/features-LINE.
+# --configs: a comma-separated subset of unpatched,unloaded,off,on (and
+# upstream, with --peer).
 # --keep: a configuration whose report directory holds the results of the
 # same inputs (kernel, module, scripts, phases, ops, runs, rounds, the
 # harness's sources) is not run again (the counts repeat: -icount), only
@@ -28,6 +41,10 @@
 #            by debugfs split_huge_pages (32 per round)
 #   thpsparse sparseout: a THP with 16 data subpages swapped    thp_swap
 #            out to brd (32 per round)
+#   zswap64  thp64out: 64K folios stored by zswap (512 per      zswap_large
+#            round; lines with mTHP only)
+#   zswap16  thp16out: 16K folios stored by zswap (2048 per     zswap_large
+#            round; lines with mTHP only)
 #   cross    crosscpu: a page faulted in on one CPU and freed   pcp_high
 #            on the other: 2 vCPUs, so without -icount (counts
 #            follow host timing; zone->lock calls are the point)
@@ -45,10 +62,12 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 here=$repo/tests/bench
-runs=3 rounds=4 configs=unpatched,unloaded,off,on keep=0
+runs=3 rounds=4 configs='' keep=0 line=6.1 peer=''
 features=()
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--line) line=$2; shift ;;
+	--peer) peer=$2; shift ;;
 	--runs) runs=$2; shift ;;
 	--rounds) rounds=$2; shift ;;
 	--configs) configs=$2; shift ;;
@@ -59,9 +78,12 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-# The feature groups, in the order of the knob table.
-mapfile -t groups < <(awk -F'\t' '$1 != "." && $1 !~ /^#/ && $2 == "enabled" { print $1 }' \
-	"$repo/sysfs-docs/knobs.tsv")
+[ -n "$configs" ] || configs=unpatched,unloaded,off,on${peer:+,upstream}
+[ -n "$peer" ] || [[ ,$configs, != *,upstream,* ]] || { echo "icount-features: upstream needs --peer" >&2; exit 2; }
+# The feature groups the line offers, in the order of the knob table.
+mapfile -t groups < <(awk -F'\t' -v l="$line" '$1 != "." && $1 !~ /^#/ && $2 == "enabled" &&
+	(" " $8 " ") ~ (" " l " ") { print $1 }' "$repo/sysfs-docs/knobs.tsv")
+[ ${#groups[@]} -gt 0 ] || { echo "icount-features: no feature offered on line $line (knobs.tsv)" >&2; exit 2; }
 for f in "${features[@]}"; do
 	[[ " hooks ${groups[*]} " == *" $f "* ]] ||
 		{ echo "icount-features: no feature $f (hooks ${groups[*]})" >&2; exit 2; }
@@ -73,14 +95,24 @@ die() { log "error: $*"; exit 1; }
 
 # The kernels, and mmtune.ko built against bench-prod in a copy of module/
 # (module/ keeps the test kernel's objects).
+if [ "$line" = 6.1 ]; then
+	kpre=kernel-bench out=$repo/build/icount/features make_line=
+else
+	kpre=kernel-$line-bench out=$repo/build/icount/features-$line make_line=" LINE=$line"
+fi
 for k in prod unpatched; do
 	[ $k = prod ] || [[ ,$configs, == *,unpatched,* ]] || continue
-	[ -f "$repo/build/kernel-bench-$k/arch/x86/boot/bzImage" ] ||
-		die "no build/kernel-bench-$k (make kernel-bench)"
+	[ -f "$repo/build/$kpre-$k/arch/x86/boot/bzImage" ] ||
+		die "no build/$kpre-$k (make kernel-bench$make_line)"
 done
-prod=$(readlink -f "$repo/build/kernel-bench-prod")
-unpatched=$(readlink -f "$repo/build/kernel-bench-unpatched" || true)
-out=$repo/build/icount/features
+prod=$(readlink -f "$repo/build/$kpre-prod")
+unpatched=$(readlink -f "$repo/build/$kpre-unpatched" || true)
+upstream=
+if [ -n "$peer" ]; then
+	[ -f "$repo/build/kernel-$peer-bench-unpatched/arch/x86/boot/bzImage" ] ||
+		die "no build/kernel-$peer-bench-unpatched (scripts/kernel-build-bench.sh bench-unpatched --line $peer)"
+	upstream=$(readlink -f "$repo/build/kernel-$peer-bench-unpatched")
+fi
 mkdir -p "$out"
 moddir=$out/module-bench-prod
 rm -rf "$moddir"
@@ -92,8 +124,16 @@ make -s -C "$moddir" KDIR="$prod" module >"$out/module-build.log" 2>&1 ||
 declare -A want=() feature_of=(
 	[mem]=pcp_high [disk]=swap_slots [zram]=swap_slots [zswap]=swap_slots
 	[zswapthp]=zswap_large [split]=split_zero [cross]=pcp_high
-	[thpsparse]=thp_swap)
-sets=(mem disk zram zswap zswapthp split cross thpsparse)
+	[thpsparse]=thp_swap [zswap64]=zswap_large [zswap16]=zswap_large)
+# 6.1: the sets as they were. A line with mTHP (every other one) also
+# stores 64K and 16K folios; "cross" is pcp_high's (2 vCPUs, no -icount:
+# its counts follow the host's timing), so only where pcp_high is offered.
+if [ "$line" = 6.1 ]; then
+	sets=(mem disk zram zswap zswapthp split cross thpsparse)
+else
+	sets=(mem disk zram zswap zswapthp zswap64 zswap16 split thpsparse)
+	[[ " ${groups[*]} " != *" pcp_high "* ]] || sets+=(cross)
+fi
 for f in "${groups[@]}"; do
 	[[ " ${feature_of[*]} " == *" $f "* ]] || die "feature $f has no operation set here: add one"
 done
@@ -127,6 +167,16 @@ echo 1 >/sys/module/zswap/parameters/enabled"
 	[split]='mount -t debugfs debugfs /sys/kernel/debug'
 	[cross]=':'
 	[thpsparse]="$swap_disk")
+# mTHP sets: zswap on brd as zswapthp, and only the set's folio size on
+# ("always"), every other size "never".
+mthp_only() {
+	echo "for d in /sys/kernel/mm/transparent_hugepage/hugepages-*kB; do echo never >\$d/enabled; done
+echo always >/sys/kernel/mm/transparent_hugepage/hugepages-$1kB/enabled"
+}
+prep[zswap64]="${prep[zswapthp]}
+$(mthp_only 64)"
+prep[zswap16]="${prep[zswapthp]}
+$(mthp_only 16)"
 declare -A on=(
 	[pcp_high]='echo 1 >/sys/kernel/mm/mmtune/pcp_high/enabled'
 	[swap_slots]='echo 512 >/sys/kernel/mm/mmtune/swap_slots/cache_size
@@ -136,11 +186,15 @@ echo 1 >/sys/kernel/mm/mmtune/swap_slots/enabled'
 echo 1 >/sys/kernel/mm/mmtune/split_zero/enabled'
 	[thp_swap]='echo 1 >/sys/kernel/mm/mmtune/thp_swap/enabled
 echo 1 >/sys/kernel/mm/mmtune/split_zero/enabled')
+# Where split_zero is not offered (6.12: a split maps zero subpages to the
+# zero page itself), thp_swap alone.
+[[ " ${groups[*]} " == *" split_zero "* ]] ||
+	on[thp_swap]='echo 1 >/sys/kernel/mm/mmtune/thp_swap/enabled'
 declare -A phases=([mem]='fault4k allocfree' [disk]='pageout swapin' [zram]='pageout swapin'
 	[zswap]='pageout swapin' [zswapthp]=thpout [split]=splitzero [cross]=crosscpu
-	[thpsparse]=sparseout)
+	[thpsparse]=sparseout [zswap64]=thp64out [zswap16]=thp16out)
 declare -A ops=([mem]=16384 [disk]=4096 [zram]=4096 [zswap]=4096 [zswapthp]=32 [split]=32
-	[cross]=65536 [thpsparse]=32)
+	[cross]=65536 [thpsparse]=32 [zswap64]=512 [zswap16]=2048)
 # Functions counted by calls: zone->lock's takers (rmqueue_bulk,
 # free_pcppages_bulk, free_one_page, rmqueue_buddy), si->lock's
 # (get_swap_pages, the series' get_swap_pages_batch that the module's slot
@@ -155,9 +209,9 @@ calls=(rmqueue_bulk free_pcppages_bulk free_one_page rmqueue_buddy
 jobs=()
 for s in "${sets[@]}"; do
 	[ -n "${want[$s]:-}" ] || continue
-	for c in unpatched unloaded off on; do
+	for c in unpatched unloaded off on upstream; do
 		[[ ,$configs, == *,$c,* ]] || continue
-		[ $c = on ] && ! on_wanted "$s" && continue
+		[ $c = on ] && { ! on_wanted "$s" || [[ " ${groups[*]} " != *" ${feature_of[$s]} "* ]]; } && continue
 		jobs+=("$s $c")
 		{
 			echo "${prep[$s]}"
@@ -173,6 +227,7 @@ job() {
 
 	case $c in
 	unpatched) args=(--kdir "$unpatched"); k=$unpatched ;;
+	upstream) args=(--kdir "$upstream"); k=$upstream ;;
 	unloaded) args=(--kdir "$prod") ;;
 	*) args=(--kdir "$prod" --setup "$scripts/insmod.sh" --file "$moddir/mmtune.ko") ;;
 	esac
@@ -186,13 +241,13 @@ job() {
 		return 0
 	fi
 	case $s in
-	disk|zswap|zswapthp|thpsparse) args+=(--append brd.rd_size=524288) ;;
+	disk|zswap|zswapthp|thpsparse|zswap64|zswap16) args+=(--append brd.rd_size=524288) ;;
 	cross) args+=(--smp 2) ;;
 	esac
 	for f in "${calls[@]}"; do args+=(--call "$f"); done
 	# shellcheck disable=SC2086
 	if ! "$repo/tests/bench/icount/run.sh" "${args[@]}" --prep "$scripts/$s-$c.prep" \
-		--label "features/$s-$c" --runs "$runs" --rounds "$rounds" --top 30 \
+		--label "$(basename "$out")/$s-$c" --runs "$runs" --rounds "$rounds" --top 30 \
 		--ops "${ops[$s]}" ${phases[$s]} >"$out/$s-$c.log" 2>&1; then
 		log "$s $c failed: $(tail -n 3 "$out/$s-$c.log")"
 		return 1
@@ -222,8 +277,8 @@ log "all configurations in $(( $(date +%s) - start ))s"
 dirs=()
 for j in "${jobs[@]}"; do dirs+=("$out/${j/ /-}"); done
 {
-	echo "command: tests/bench/icount-features.sh --runs $runs --rounds $rounds --configs $configs$([ $keep -eq 0 ] || echo ' --keep') ${features[*]}"
+	echo "command: tests/bench/icount-features.sh$([ "$line" = 6.1 ] || echo " --line $line")${peer:+ --peer $peer} --runs $runs --rounds $rounds --configs $configs$([ $keep -eq 0 ] || echo ' --keep') ${features[*]}"
 	for j in "${jobs[@]}"; do echo "${j/ /-}: run $(date -r "$out/${j/ /-}/inputs" -u +%FT%TZ), inputs $(cat "$out/${j/ /-}/inputs")"; done
-	echo "kernels: $(basename "$(dirname "$unpatched")") bench-unpatched, $(basename "$(dirname "$prod")") bench-prod"
+	echo "kernels: $(basename "$(dirname "$unpatched")") bench-unpatched, $(basename "$(dirname "$prod")") bench-prod${upstream:+, $(basename "$(dirname "$upstream")") upstream}"
 	python3 "$here/icount/features.py" "${dirs[@]}"
 } | tee "$out/report.txt"

@@ -5,21 +5,38 @@
 # 99-kmemleak, scans for leaks after the last rmmod. tests/vm/run.sh fails
 # the run on a failed test and on any KASAN, kmemleak, lockdep or other
 # kernel report on the console.
-# The fault injection tests (25, 38, 69) run only here: the test kernel
+# The fault injection tests (25, 38, 3c, 69) run only here: the test kernel
 # has no fault injection, so they skip in "make check".
 #
 # mmtune.ko and the test modules are built against the debug kernel in
-# build/debug/ (a copy of the sources), so module/ keeps the test kernel's.
+# build/debug/ (6.12: build/debug-6.12/; a copy of the sources), so module/
+# keeps the test kernel's.
 # Environment: as tests/vm/run.sh; MMTUNE_VM_TIMEOUT_SCALE defaults to 4
 # here (KASAN under TCG is slow), which also scales run.sh's run timeout.
-#   tests/vm/check-debug.sh [--tests GLOB | --z3fold]
+#   tests/vm/check-debug.sh [--line LINE] [--tests GLOB | --z3fold]
+#
+# --line LINE: that kernel line's debug kernel ("make check-debug
+# LINE=6.12"): scripts/kernel-build-line.sh LINE --variant debug (the same
+# debug.config on the line's test kernel, linked as build/kernel-LINE-debug)
+# and tests/vm/run.sh --line LINE (run directory build/vm-LINE). 6.1, the
+# default, is built by scripts/kernel-build.sh --variant debug as before.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
-out=$repo/build/debug
-
-kdir=$(scripts/kernel-build.sh --variant debug --kdir)
+line=6.1
+if [ "${1:-}" = --line ]; then
+	line=${2:-}
+	shift 2 || { echo "usage: $0 [--line LINE] [--tests GLOB | --z3fold]" >&2; exit 2; }
+fi
+if [ "$line" = 6.1 ]; then
+	out=$repo/build/debug vm_out=$repo/build/vm line_args=()
+	kdir=$(scripts/kernel-build.sh --variant debug --kdir)
+else
+	[ -f "kernel-patches/$line/series" ] || { echo "check-debug: no kernel line $line" >&2; exit 2; }
+	out=$repo/build/debug-$line vm_out=$repo/build/vm-$line line_args=(--line "$line")
+	kdir=$(scripts/kernel-build-line.sh "$line" --variant debug --kdir)
+fi
 rm -rf "$out"
 mkdir -p "$out"
 cp -r module "$out/module"
@@ -49,13 +66,18 @@ export MMTUNE_VM_TIMEOUT_SCALE=${MMTUNE_VM_TIMEOUT_SCALE:-4}
 # the last, where that one report is expected and every other still
 # fails the run. --tests GLOB: the first boot only, with that glob;
 # --z3fold: the z3fold boot only.
+# 6.12's z3fold (deprecated there, gone upstream since) left no slot
+# behind: its z3fold boot had no such report (2026-11-27), so there the
+# report is not filtered, and would fail the run.
+known=z3fold-slots
+[ "$line" = 6.1 ] || known=
 rc=0
 if [ "${1:-}" != --z3fold ]; then
-	MMTUNE_VM_APPEND="$append mmtune.zpools=zsmalloc,zbud" tests/vm/run.sh "$@" || rc=1
+	MMTUNE_VM_APPEND="$append mmtune.zpools=zsmalloc,zbud" tests/vm/run.sh "${line_args[@]}" "$@" || rc=1
 	[ $# -gt 0 ] && exit $rc
-	cp build/vm/console.log build/debug/console-main.log
+	cp "$vm_out/console.log" "$out/console-main.log"
 fi
 echo "check-debug: the z3fold boot (31, 32, 34 with zswap on z3fold)"
-MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=z3fold-slots \
-	tests/vm/run.sh --tests '3[124]-*' || rc=1
+MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=$known \
+	tests/vm/run.sh "${line_args[@]}" --tests '3[124]-*' || rc=1
 exit $rc

@@ -4,14 +4,18 @@
 
     features.py DIR...    DIR: build/icount/features/SET-CONFIG, run.sh's
                           report directories; CONFIG one of unpatched,
-                          unloaded, off, on
+                          unloaded, off, on, upstream (another kernel line
+                          without the series: the peer, --peer)
 
 Per set and phase, one row per configuration: mean kernel instructions per
 op over every round of every boot, the change against unpatched (and, for
 "on", against "off"), spin-lock calls per op, zone->lock and si->lock
 takers' calls per op, and the spread of the rounds. Then the kernel
 functions whose instructions per op changed most between configurations,
-and the figures of the issue's goals.
+and the figures of the issue's goals. With an "upstream" column, per
+operation mmtune ("on" where the set has a feature on, else "off") against
+upstream's own implementation, and where mmtune costs more, the functions
+that make the difference.
 """
 import collections
 import glob
@@ -22,18 +26,36 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report import LOCKS, TRYLOCKS, parse, read_phases, spread  # noqa: E402
 
-CONFIGS = ("unpatched", "unloaded", "off", "on")
+CONFIGS = ("unpatched", "unloaded", "off", "on", "upstream")
 ZONE_LOCK = ("rmqueue_bulk", "free_pcppages_bulk", "free_one_page",
              "rmqueue_buddy")
 SI_LOCK = ("get_swap_pages", "get_swap_pages_batch", "swapcache_free_entries")
 FEATURE = {"mem": "pcp_high", "disk": "swap_slots", "zram": "swap_slots",
            "zswap": "swap_slots", "zswapthp": "zswap_large",
            "split": "split_zero", "cross": "pcp_high",
-           "thpsparse": "thp_swap"}
-SETS = ("mem", "disk", "zram", "zswap", "zswapthp", "split", "cross",
-        "thpsparse")
+           "thpsparse": "thp_swap", "zswap64": "zswap_large",
+           "zswap16": "zswap_large"}
+SETS = ("mem", "disk", "zram", "zswap", "zswapthp", "zswap64", "zswap16",
+        "split", "cross", "thpsparse")
+# The kernel's memset, by name: 6.1's __memset, 6.12's memset_orig (qemu64
+# has no ERMS, so not memset_erms).
+MEMSET = ("__memset", "memset_orig", "memset_erms")
+# Folio stores: 4K pages per op, and whether the issue's goals name it.
+FOLIO = {"zswapthp": (512, "2M THP", True), "zswap64": (16, "64K mTHP", True),
+         "zswap16": (4, "16K mTHP", False)}
 # What 'on' means where it is more than the set's feature alone.
 ON = {"thpsparse": "thp_swap and split_zero on"}
+
+
+def on_knobs(d):
+    """The mmtune knobs the configuration's prep script wrote."""
+    try:
+        with open(os.path.join(d, "report.txt")) as f:
+            text = f.read()
+    except OSError:
+        return None
+    w = re.findall(r"^prep: echo (\S+) >/sys/kernel/mm/mmtune/(\S+)$", text, re.M)
+    return ", ".join(f"{k}={v}" for v, k in w) or None
 
 
 def load(d):
@@ -85,11 +107,39 @@ def diff_funcs(a, b, n=4):
     return ", ".join(f"{f} {v:+.1f}" for f, v in top if abs(v) >= 0.05)
 
 
+def peer(s, name, row):
+    """mmtune against the upstream kernel's own implementation."""
+    mc = "on" if "on" in row else "off" if "off" in row else "unloaded"
+    if mc not in row:
+        return
+    mm, up = row[mc], row["upstream"]
+    d = mm.kernel() - up.kernel()
+    line = (f"  mmtune ({mc}) vs upstream: {mm.kernel():.1f} vs {up.kernel():.1f} "
+            f"per op, {d:+.1f} ({(mm.kernel() / up.kernel() - 1) * 100:+.2f}%)")
+    if any(f.startswith("LZ4_") for f in up.funcs()):
+        d2 = no_lz4(mm) - no_lz4(up)
+        line += (f"; without LZ4_* {no_lz4(mm):.1f} vs {no_lz4(up):.1f}, "
+                 f"{d2:+.1f} ({(no_lz4(mm) / no_lz4(up) - 1) * 100:+.2f}%)")
+    print(line)
+    if s in FOLIO:
+        pages = FOLIO[s][0]
+        print(f"  per 4K: mmtune {mm.kernel() / pages:.0f}, upstream "
+              f"{up.kernel() / pages:.0f}")
+    fm, fu = mm.funcs(), up.funcs()
+    diff = {f: fm.get(f, 0) - fu.get(f, 0) for f in set(fm) | set(fu)}
+    more = sorted(((f, v) for f, v in diff.items() if v >= 0.5), key=lambda x: -x[1])[:8]
+    less = sorted(((f, v) for f, v in diff.items() if v <= -0.5), key=lambda x: x[1])[:5]
+    print("  mmtune costs more in: " + (", ".join(f"{f} {v:+.1f}" for f, v in more) or "-"))
+    print("  upstream costs more in: " + (", ".join(f"{f} {-v:+.1f}" for f, v in less) or "-"))
+
+
 def main():
-    data = {}
+    data, label = {}, {}
     for d in sys.argv[1:]:
         s, c = os.path.basename(d.rstrip("/")).split("-", 1)
         data.setdefault(s, {})[c] = load(d)
+        if c == "on":
+            label[s] = on_knobs(d)
     goals = []
     for s in SETS:
         if s not in data:
@@ -104,7 +154,7 @@ def main():
             first = next(iter(row.values()))
             print(f"\n== {s} / {name}: one op = {what}; {first.ops} ops x "
                   f"{len(first.all)} rounds per configuration; 'on' = "
-                  f"{ON.get(s, FEATURE[s] + ' on')}")
+                  f"{label.get(s) or ON.get(s, FEATURE[s] + ' on')}")
             print(f"{'config':<10} {'kernel/op':>11} {'vs unpatched':>12} "
                   f"{'vs off':>8} {'locks/op':>9} {'trylock/op':>10} "
                   f"{'zone-lock/op':>12} {'si-lock/op':>10} "
@@ -123,6 +173,8 @@ def main():
             for a, b in (("unpatched", "unloaded"), ("unloaded", "off"), ("off", "on")):
                 if a in row and b in row:
                     print(f"  {a} -> {b}: {diff_funcs(row[a], row[b])}")
+            if "upstream" in row:
+                peer(s, name, row)
             if base and s != "cross":
                 # The compressor's count moves between kernel builds
                 # although its code is the same and no hook is on its path
@@ -178,23 +230,25 @@ def main():
                     goals.append(("split_zero reads each subpage once: zero tests per split",
                                   f"{calls:.1f} (goal <= 1.1 x 512)",
                                   calls <= 1.1 * 512))
-                if s == "zswapthp":
+                if s in FOLIO:
+                    pages, fname, goal = FOLIO[s]
                     fn = on.funcs()
                     comp = sum(v for k, v in fn.items() if k.startswith("LZ4_"))
                     # LZ4_compress_fast_extState() starts with
                     # LZ4_resetStream(): a memset of its 16 KiB state, rep
                     # stosq, 2052 counted iterations per 4K page; zswap's
                     # store calls no other memset.
-                    mset = fn.get("__memset", 0)
+                    mset = sum(fn.get(x, 0) for x in MEMSET)
                     share = comp / on.kernel() * 100
                     share_m = (comp + mset) / on.kernel() * 100
                     print(f"  compressor: LZ4_* {comp:.0f} + its state reset "
-                          f"(__memset) {mset:.0f} of {on.kernel():.0f} kernel "
-                          f"insns per THP: {share:.1f}% ({share_m:.1f}% with "
-                          f"the reset); per 4K stored {on.kernel() / 512:.1f}")
-                    goals.append(("zswap_large: compressor share of a THP store (LZ4_* + its memset)",
-                                  f"{share_m:.1f}% ({share:.1f}% without the memset; goal >= 75%)",
-                                  share_m >= 75))
+                          f"(memset) {mset:.0f} of {on.kernel():.0f} kernel "
+                          f"insns per {fname}: {share:.1f}% ({share_m:.1f}% with "
+                          f"the reset); per 4K stored {on.kernel() / pages:.1f}")
+                    if goal:
+                        goals.append((f"zswap_large: compressor share of a {fname} store (LZ4_* + its memset)",
+                                      f"{share_m:.1f}% ({share:.1f}% without the memset; goal >= 75%)",
+                                      share_m >= 75))
                     if "zswap" in data:
                         for c4 in ("off", "unloaded"):
                             if c4 not in data["zswap"]:
@@ -204,16 +258,17 @@ def main():
                             if not pp:
                                 continue
                             zc = Col(z[0], z[1], pp[0][0])
-                            four, v = zc.kernel(), on.kernel() / 512
+                            four, v = zc.kernel(), on.kernel() / pages
                             zf = zc.funcs()
                             comp4 = (sum(x for k, x in zf.items() if k.startswith("LZ4_"))
-                                     + zf.get("__memset", 0))
-                            print(f"  per 4K page: whole THP {v:.0f} kernel insns, of which "
-                                  f"the compressor {(comp + mset) / 512:.0f} and the rest "
-                                  f"{v - (comp + mset) / 512:.0f}; 4K zswap pageout ({c4}) "
+                                     + sum(zf.get(x, 0) for x in MEMSET))
+                            print(f"  per 4K page: whole {fname} {v:.0f} kernel insns, of which "
+                                  f"the compressor {(comp + mset) / pages:.0f} and the rest "
+                                  f"{v - (comp + mset) / pages:.0f}; 4K zswap pageout ({c4}) "
                                   f"{four:.0f}, compressor {comp4:.0f}, the rest {four - comp4:.0f}")
-                            goals.append((f"zswap_large: per 4K of a whole THP vs 4K zswap pageout ({c4})",
-                                          f"{v:.0f} vs {four:.0f} (goal: fewer)", v < four))
+                            if goal:
+                                goals.append((f"zswap_large: per 4K of a whole {fname} vs 4K zswap pageout ({c4})",
+                                              f"{v:.0f} vs {four:.0f} (goal: fewer)", v < four))
                             break
                 if s in ("disk", "zram", "zswap") and name == "pageout":
                     for c in ("off", "on"):

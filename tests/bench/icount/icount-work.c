@@ -75,6 +75,7 @@ struct ctx {
 	long ops;
 	char *map;	/* THP phases: the unaligned mapping buf lies in */
 	int fd;
+	unsigned long fsize;	/* mTHP phases: the folio size */
 };
 
 static char *map_anon(size_t len)
@@ -322,6 +323,91 @@ static void thpout_teardown(struct ctx *c)
 	unmap_thps(c);
 }
 
+/* mthpout (thp16out, thp64out): one op = one anonymous folio of 16K or
+ * 64K (mTHP, kernels from 6.8; the run's prep script enables only that
+ * size, "always") of 2:1 data written to swap by MADV_PAGEOUT: stock 6.12
+ * zswap refuses it (to the disk whole), mmtune's zswap_large stores it
+ * whole, 6.13+ zswap stores it page by page. Fails unless every folio was
+ * faulted in at that size: the size's stats/anon_fault_alloc must grow by
+ * ops.
+ */
+static long mthp_faults(unsigned long size)
+{
+	char path[128];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/mm/transparent_hugepage/hugepages-%lukB/stats/anon_fault_alloc",
+		 size >> 10);
+	f = fopen(path, "r");
+	if (!f)
+		die(path);
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+static void mthp_setup(struct ctx *c, unsigned long size)
+{
+	unsigned long a;
+	long before, got;
+
+	c->fsize = size;
+	c->map = mmap(NULL, (c->ops + 1) * size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->map == MAP_FAILED)
+		die("mmap");
+	a = ((unsigned long)c->map + size - 1) & ~(size - 1);
+	c->buf = (char *)a;
+	before = mthp_faults(size);
+	fill(c->buf, c->ops * (size / PAGE));
+	got = mthp_faults(size) - before;
+	if (got < c->ops) {
+		fprintf(stderr, "icount-work: mthpout: %ld of %ld %lukB folios (hugepages-%lukB enabled?)\n",
+			got, c->ops, size >> 10, size >> 10);
+		exit(1);
+	}
+}
+
+static void thp16out_setup(struct ctx *c)
+{
+	mthp_setup(c, 16UL << 10);
+}
+
+static void thp64out_setup(struct ctx *c)
+{
+	mthp_setup(c, 64UL << 10);
+}
+
+static void mthpout_run(struct ctx *c)
+{
+	if (madvise(c->buf, c->ops * c->fsize, MADV_PAGEOUT))
+		die("madvise(MADV_PAGEOUT)");
+}
+
+static void mthpout_teardown(struct ctx *c)
+{
+	long pages = c->ops * (long)(c->fsize / PAGE), left = 0, i;
+	unsigned char *vec = malloc(pages);
+
+	if (!vec)
+		die("malloc");
+	if (mincore(c->buf, pages * PAGE, vec))
+		die("mincore");
+	for (i = 0; i < pages; i++)
+		left += vec[i] & 1;
+	free(vec);
+	if (left > pages / 100) {
+		fprintf(stderr, "icount-work: mthpout: %ld of %ld pages still resident (swap on?)\n",
+			left, pages);
+		exit(1);
+	}
+	if (munmap(c->map, (c->ops + 1) * c->fsize))
+		die("munmap");
+}
+
 /* sparseout: one op = one THP of which only the first SPARSE_DATA
  * subpages hold data (2:1), the rest zero, written to swap by
  * MADV_PAGEOUT: stock 6.1 writes all 512 subpages; mmtune's thp_swap
@@ -533,6 +619,10 @@ static const struct phase phases[] = {
 	  crosscpu_setup, crosscpu_run, crosscpu_teardown },
 	{ 10, "sparseout", "swap-out of a THP with 16 data subpages, 496 zero (MADV_PAGEOUT)",
 	  sparseout_setup, thpout_run, sparseout_teardown },
+	{ 11, "thp16out", "swap-out of a dirty anon 16K folio (MADV_PAGEOUT), 2:1 data",
+	  thp16out_setup, mthpout_run, mthpout_teardown },
+	{ 12, "thp64out", "swap-out of a dirty anon 64K folio (MADV_PAGEOUT), 2:1 data",
+	  thp64out_setup, mthpout_run, mthpout_teardown },
 };
 
 #define NPHASES ARRAY_SIZE(phases)

@@ -162,7 +162,12 @@ mthp_run() {
 	_rc=$?
 	cat "$_out"
 	[ $_rc -eq 4 ] && skip "$(tail -n 1 "$_out")"
-	[ $_rc -eq 0 ] || fail "${_kb}kB $_kind: swap round trip failed (exit $_rc)"
+	if [ $_rc -ne 0 ]; then
+		# Whether zswap_large refused or rolled back anything.
+		[ -d /sys/kernel/mm/mmtune/zswap_large ] &&
+			info "zswap_large: $(cd /sys/kernel/mm/mmtune/zswap_large && grep -H . thp_stored subpages_* rollback_* backoff_skipped fallback_disk | tr '\n' ' ')"
+		fail "${_kb}kB $_kind: swap round trip failed (exit $_rc)"
+	fi
 }
 # mthp_integrity WHAT: the stock round trips of tests 12 and 13 on the swap
 # device that is on: 16K, 64K and 2M folios, anonymous and shmem, out whole
