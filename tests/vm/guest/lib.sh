@@ -21,6 +21,15 @@ fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 4; }
 info() { echo "$*"; }
 
+# cmdline_has WORD: the kernel command line has WORD (e.g. kmemleak=off).
+cmdline_has() { case " $(cat /proc/cmdline) " in *" $1 "*) return 0 ;; esac; return 1; }
+# debug_kernel: booted by make check-debug (KASAN, kmemleak, lockdep, which
+# make a test of many rounds several times slower; check-debug.sh marks its
+# boots with mmtune.variant=debug).
+debug_kernel() { cmdline_has mmtune.variant=debug; }
+# kmemleak_on: kmemleak is built in and not turned off at boot.
+kmemleak_on() { [ -e /sys/kernel/debug/kmemleak ] && ! cmdline_has kmemleak=off; }
+
 # feature_offer NAME: whether this kernel line and module offer NAME, from
 # the module's features file: "offered" (on or off), "unavailable" or
 # "not-offered". Neither changes within a boot, so the file is read once
