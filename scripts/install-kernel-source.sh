@@ -24,8 +24,10 @@ if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q '^install ok instal
 	exit 0
 fi
 [ "$(id -u)" -eq 0 ] || { log "$pkg is missing; run as root"; exit 1; }
-mirror=${MMTUNE_DEBIAN_MIRROR:-$(sed -n 's/^URIs: *\([^ ]*\/debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)}
-[ -n "$mirror" ] || mirror=$(sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\/debian\) .*/\2/p' /etc/apt/sources.list 2>/dev/null | head -n 1)
+# Deb822 sources (Debian 13, and 12 where set up so) or the one-line
+# sources.list a Debian 12 install writes; either may be missing.
+mirror=${MMTUNE_DEBIAN_MIRROR:-$(sed -n 's/^URIs: *\([^ ]*\/debian\)\/\{0,1\}\( .*\)\{0,1\}$/\1/p' /dev/null /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1 || true)}
+[ -n "$mirror" ] || mirror=$(sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\/debian\)\/\{0,1\} .*/\2/p' /dev/null /etc/apt/sources.list 2>/dev/null | head -n 1 || true)
 [ -n "$mirror" ] || { log "no Debian mirror in the host's apt sources (set MMTUNE_DEBIAN_MIRROR)"; exit 1; }
 
 dir=${MMTUNE_CACHE:-$HOME/.cache/mmtune}/apt-$line

@@ -28,6 +28,10 @@ zswap_large_setup() {
 	echo 1 >"$MMTUNE_ZSWAP/enabled" || fail "enable zswap_large"
 }
 mmtune_zswap() { cat "$MMTUNE_ZSWAP/$1"; }
+# zswap_refusals: zswap_large's rollbacks of every reason plus the stores
+# its backoff skipped, summed (a round that must store every folio whole
+# leaves it unchanged, even if a second MADV_PAGEOUT pass hid a refusal).
+zswap_refusals() { cat "$MMTUNE_ZSWAP"/rollback_* "$MMTUNE_ZSWAP/backoff_skipped" | awk '{ n += $1 } END { print n + 0 }'; }
 
 # start_held_round SEED: 64 MiB of THPs paged out by a swap_integrity that
 # then holds before reading back (output in /tmp/held.out); sets $held to

@@ -356,6 +356,8 @@ int main(int argc, char **argv)
 {
 	uint64_t before[NR_COUNTERS], d[NR_COUNTERS], in_before[NR_IN], in_d[NR_IN];
 	uint64_t evicted_resident = 0, resident = 0, in = 0;
+	uint64_t pageout_left = 0, pageout_left1 = 0;
+	int pageout_passes = 0;
 	int64_t mthp_before[NR_MTHP], mthp_d[NR_MTHP], folios = 0;
 	char cgdir[128] = "";
 	struct opts o;
@@ -442,20 +444,23 @@ int main(int argc, char **argv)
 		 * --fail-evict: mincore() allocates, and would fail there.
 		 */
 		for (int pass = 0, passes = o.fail_evict ? 1 : 4; pass < passes; pass++) {
-			uint64_t left = pass ? resident_pages(mem, pages) : pages, after;
+			uint64_t left = pass ? pageout_left : pages;
 
+			pageout_passes++;
 			if (madvise(mem, o.size_mib << 20, MADV_PAGEOUT)) {
 				err = errno;
 				break;
 			}
 			if (passes == 1)
 				break;
-			after = resident_pages(mem, pages);
-			if (!after || after >= left)
+			pageout_left = resident_pages(mem, pages);
+			if (!pass)
+				pageout_left1 = pageout_left;
+			if (!pageout_left || pageout_left >= left)
 				break;
-			if (pass)
-				msg("MADV_PAGEOUT pass %d: %" PRIu64 " of %" PRIu64 " pages were left in memory, %" PRIu64 " now",
-				    pass + 1, left, pages, after);
+			/* Said every time: a pass after the first is the exception. */
+			msg("MADV_PAGEOUT pass %d left %" PRIu64 " of %" PRIu64 " pages in memory; passing again",
+			    pass + 1, pageout_left, pages);
 		}
 		if (fail_fd >= 0) {
 			if (pwrite(fail_fd, "0", 1, 0) != 1) {
@@ -502,6 +507,8 @@ int main(int argc, char **argv)
 	printf(" pages=%" PRIu64 " thps=%" PRIu64, pages, thps);
 	/* The read-back: pages in memory after eviction, at its start, swap-ins. */
 	printf(" resident_evicted=%" PRIu64 " resident=%" PRIu64, evicted_resident, resident);
+	/* --evict pageout: MADV_PAGEOUT passes made, pages left after the first. */
+	printf(" pageout_passes=%d pageout_left1=%" PRIu64, pageout_passes, pageout_left1);
 	for (int k = 0; k < NR_IN; k++)
 		printf(" %s=%" PRIu64, in_names[k], in_d[k]);
 	/* Per size: the folios allocated, then what the stats moved by. */

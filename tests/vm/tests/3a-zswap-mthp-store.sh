@@ -14,7 +14,7 @@ zswap_large_setup
 
 # stored KB KIND SEED: one round of KB folios, every one stored whole.
 stored() {
-	t0=$(mmtune_zswap thp_stored) s0=$(mmtune_zswap subpages_stored) f0=$(mmtune_zswap fallback_disk)
+	t0=$(mmtune_zswap thp_stored) s0=$(mmtune_zswap subpages_stored) f0=$(mmtune_zswap fallback_disk) r0=$(zswap_refusals)
 	mthp_run /tmp/si.out "$1" "$2" --size 32 --fill compressible --evict pageout --min-out-pct 100 --seed "$3"
 	folios=$(si_delta /tmp/si.out mthp_alloc)
 	what="${1}kB $2"
@@ -22,6 +22,7 @@ stored() {
 	assert_eq $(( $(mmtune_zswap thp_stored) - t0 )) "$folios" "$what: zswap_large/thp_stored delta"
 	assert_eq $(( $(mmtune_zswap subpages_stored) - s0 )) $((folios * $(mthp_pages "$1"))) "$what: zswap_large/subpages_stored delta"
 	assert_eq $(( $(mmtune_zswap fallback_disk) - f0 )) 0 "$what: zswap_large/fallback_disk delta"
+	assert_eq $(( $(zswap_refusals) - r0 )) 0 "$what: zswap_large rollback_* and backoff_skipped deltas"
 	assert_eq "$(si_delta /tmp/si.out zswpout)" "$(si_delta /tmp/si.out pages)" "$what: vmstat zswpout delta (every page)"
 	assert_eq "$(si_delta /tmp/si.out pswpout)" 0 "$what: vmstat pswpout delta (nothing to the disk)"
 	assert_eq "$(si_delta /tmp/si.out mthp_swpout)" 0 "$what: hugepages-${1}kB swpout delta (no folio to the disk)"

@@ -15,13 +15,16 @@ seed=60
 for kind in anon shmem; do
 	for kb in 16 64 2048; do
 		seed=$((seed + 1))
-		t0=$(mmtune_zswap thp_stored)
+		t0=$(mmtune_zswap thp_stored) r0=$(zswap_refusals)
 		mthp_run /tmp/si.out $kb $kind --size 32 --fill compressible --evict pageout \
 			--zswap-writeback 0 --min-out-pct 100 --seed $seed
 		folios=$(si_delta /tmp/si.out mthp_alloc)
 		what="writeback 0, ${kb}kB $kind"
 		assert_eq "$(si_delta /tmp/si.out mthp_zswpout)" "$folios" "$what: hugepages-${kb}kB zswpout delta (every folio stored whole)"
 		assert_eq $(( $(mmtune_zswap thp_stored) - t0 )) "$folios" "$what: zswap_large/thp_stored delta"
+		# A refused folio stays mapped here; a second pageout pass would
+		# store it and hide the refusal from the counts above.
+		assert_eq $(( $(zswap_refusals) - r0 )) 0 "$what: zswap_large rollback_* and backoff_skipped deltas"
 		assert_eq "$(si_delta /tmp/si.out pswpout)" 0 "$what: vmstat pswpout delta"
 		assert_eq "$(si_delta /tmp/si.out mthp_swpout)" 0 "$what: hugepages-${kb}kB swpout delta"
 	done
