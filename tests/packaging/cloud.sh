@@ -407,8 +407,10 @@ operator_checks() {
 	echo "$ver+up1" >"$g/expected-bump"
 	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$r/usr/local/bin/swap_integrity" tests/vm/progs/swap_integrity.c
 	# Bad input for the guest: mmtune.ko without its signature, and signed
-	# by a key this kernel does not trust.
-	python3 - "$work/mmtune-signed.ko" "$g/mmtune-unsigned.ko" <<'PY'
+	# by a key this kernel does not trust. Listed first: the guest fails
+	# on a listed module that a failed step below did not make.
+	echo "unsigned otherkey" >"$g/expected-bad-modules"
+	python3 - "$work/mmtune-signed.ko" "$g/mmtune-unsigned.ko" <<'PY' ||
 import struct, sys
 data = open(sys.argv[1], "rb").read()
 magic = b"~Module signature appended~\n"
@@ -416,10 +418,12 @@ assert data.endswith(magic)
 sig_len = struct.unpack(">I", data[-len(magic) - 4:-len(magic)])[0]
 open(sys.argv[2], "wb").write(data[:len(data) - len(magic) - 12 - sig_len])
 PY
-	openssl req -new -x509 -nodes -days 2 -subj "/CN=mmtune untrusted key/" -newkey rsa:2048 \
-		-keyout "$work/other.key" -outform DER -out "$work/other.der" >/dev/null 2>&1
-	cp "$g/mmtune-unsigned.ko" "$g/mmtune-otherkey.ko"
-	"$hdir/usr/src/linux-headers-$rel/scripts/sign-file" sha256 "$work/other.key" "$work/other.der" "$g/mmtune-otherkey.ko"
+		not_ok "operator: mmtune.ko without its signature (from $work/mmtune-signed.ko)"
+	{ openssl req -new -x509 -nodes -days 2 -subj "/CN=mmtune untrusted key/" -newkey rsa:2048 \
+		-keyout "$work/other.key" -outform DER -out "$work/other.der" >/dev/null 2>&1 &&
+		cp "$g/mmtune-unsigned.ko" "$g/mmtune-otherkey.ko" &&
+		"$hdir/usr/src/linux-headers-$rel/scripts/sign-file" sha256 "$work/other.key" "$work/other.der" "$g/mmtune-otherkey.ko"
+	} || { rm -f "$g/mmtune-otherkey.ko"; not_ok "operator: mmtune.ko signed by an untrusted key (openssl, sign-file)"; }
 	busybox_initramfs "$img" "$rel" "$work/initramfs-ours.gz" ||
 		{ not_ok "operator: a busybox initramfs with $rel's virtio modules"; return 0; }
 	cp "$r/boot/vmlinuz-$rel" "$work/ours-vmlinuz"
