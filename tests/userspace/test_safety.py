@@ -8,6 +8,7 @@ import fcntl
 import json
 import re
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -126,6 +127,33 @@ def test_no_ordering_cycle_with_a_tmpfs_tmp():
     cycle = path("tmp.mount", "mmtune.service")
     assert not (cycle and path("mmtune.service", "tmp.mount")), \
         "ordering cycle: %s, then back: %s" % (" < ".join(cycle), " < ".join(path("mmtune.service", "tmp.mount")))
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="no systemd-analyze")
+def test_systemd_finds_no_ordering_cycle(tmp_path):
+    """The same question asked of systemd itself: a unit directory with our
+    units as installed, a swap unit with swap.d/50-mmtune.conf, a tmpfs
+    /tmp (Debian 13) and /opt as a disk mount of its own, all wanted at
+    boot; "systemd-analyze verify sysinit.target" reports the cycle
+    ("Found ordering cycle") on the units before the Debian 13 fix."""
+    u = tmp_path / "units"
+    (u / "mmtune.service.d").mkdir(parents=True)
+    (u / "dev-vdb.swap.d").mkdir()
+    shutil.copy(os.path.join(UNITS, "mmtune.service"), u)
+    for f in os.listdir(os.path.join(UNITS, "mmtune.service.d")):
+        shutil.copy(os.path.join(UNITS, "mmtune.service.d", f), u / "mmtune.service.d")
+    shutil.copy(os.path.join(UNITS, "swap.d", "50-mmtune.conf"), u / "dev-vdb.swap.d")
+    (u / "dev-vdb.swap").write_text("[Swap]\nWhat=/dev/vdb\n")
+    (u / "tmp.mount").write_text("[Mount]\nWhat=tmpfs\nWhere=/tmp\nType=tmpfs\n")
+    (u / "opt.mount").write_text("[Mount]\nWhat=/dev/vdc\nWhere=/opt\nType=ext4\n")
+    for target, unit_name in (("sysinit", "mmtune.service"), ("swap", "dev-vdb.swap"),
+                              ("local-fs", "tmp.mount"), ("local-fs", "opt.mount")):
+        (u / (target + ".target.wants")).mkdir(exist_ok=True)
+        os.symlink("../" + unit_name, u / (target + ".target.wants") / unit_name)
+    env = dict(os.environ, SYSTEMD_UNIT_PATH=str(u) + ":", SYSTEMD_LOG_LEVEL="info")
+    r = subprocess.run(["systemd-analyze", "verify", "sysinit.target"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert "ordering cycle" not in r.stderr + r.stdout, r.stderr
 
 
 def test_hardening_makes_every_knob_writable_and_nothing_else():
