@@ -216,9 +216,12 @@ check-packaging-cloud: kernel-packages-cloud
 # The 6.12 operator path: 6.12 in Debian 12 (bookworm-security's 6.12 as
 # the stock kernel beside ours, and a host on our 6.1 kernel moving to
 # 6.12) and in Debian 13; both runs, whatever the first gives.
+# --no-print-directory: in a sub-make, make -C prints "Entering directory"
+# even with -s, and the kernel release the build script reads from
+# "make -s kernelrelease" would carry it.
 check-packaging-cloud-6.12:
-	$(MAKE) kernel-packages-cloud LINE=6.1
-	$(MAKE) kernel-packages-cloud LINE=6.12
+	$(MAKE) --no-print-directory kernel-packages-cloud LINE=6.1
+	$(MAKE) --no-print-directory kernel-packages-cloud LINE=6.12
 	rc=0; \
 	tests/packaging/cloud.sh --line 6.12 --release bookworm --from build/packaging/kernel-pkgs build/packaging/kernel-pkgs-6.12 || rc=1; \
 	tests/packaging/cloud.sh --line 6.12 --release trixie build/packaging/kernel-pkgs-6.12 || rc=1; \
