@@ -52,6 +52,9 @@
 #                          boots with module.sig_enforce=1, a stock kernel
 #                          beside ours (LINE=6.12 RELEASE=bookworm|trixie:
 #                          in a Debian 12 or 13 root)
+#   make check-packaging-rpm  the .rpm half of a set (LINE=, KERNEL_PKGS=SET):
+#                          names, exact pins, no private key, mmtune-modules'
+#                          signature, rpm --root install with DKMS from -devel
 #   make check-packaging-cloud-6.12  the 6.12 operator path end to end: both
 #                          cloud sets, then the above for 6.12 in Debian 12
 #                          (with the Debian 12 LTS move from our 6.1 kernel)
@@ -213,6 +216,12 @@ RELEASE ?= bookworm
 check-packaging-cloud: kernel-packages-cloud
 	tests/packaging/cloud.sh --line $(LINE) --release $(RELEASE) $(KERNEL_PKGS)
 
+# The .rpm half of a kernel package set, as far as this machine allows
+# (rpm --root into a Debian 12 root, no boot: no RPM distribution is
+# reachable): KERNEL_PKGS=SET (default the line's last set).
+check-packaging-rpm: packages
+	tests/packaging/rpm-set.sh --line $(LINE) $(KERNEL_PKGS)
+
 # The 6.12 operator path: 6.12 in Debian 12 (bookworm-security's 6.12 as
 # the stock kernel beside ours, and a host on our 6.1 kernel moving to
 # 6.12) and in Debian 13; both runs, whatever the first gives.
@@ -238,4 +247,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 repo
+.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 repo
