@@ -46,9 +46,18 @@ fault_arm $FAIL_REFILL 100
 round "1. every refill fails" 691
 assert_ge "$(fault_injected $FAIL_REFILL)" "$pages" "1: refills failed"
 assert_ge "$(delta alloc_direct)" "$pages" "1: swap_slots/alloc_direct delta (pages written: $pages)"
-assert_eq "$(delta alloc_hit)" 0 "1: swap_slots/alloc_hit delta"
-assert_eq "$(delta refill_slots)" 0 "1: swap_slots/refill_slots delta"
 assert_ge "$(delta refill)" "$pages" "1: swap_slots/refill delta (one failed refill per allocation)"
+# The counters are global, the failures only the paging task's during
+# its MADV_PAGEOUT: a slot taken outside that (two debug-kernel runs: alloc
+# +8194 for 8192 pages written, exactly one refill not failed, 64 slots,
+# one hit) refills normally. So: slots only from the refills that were
+# not failed, hits only from those slots, and the paging task's own
+# allocations all went direct (above).
+ok_refills=$(( $(delta refill) - $(fault_injected $FAIL_REFILL) ))
+info "1: refills not failed (other tasks'): $ok_refills"
+assert_le "$(delta refill_slots)" $((ok_refills * 64)) "1: swap_slots/refill_slots delta (64 at most per refill that was not failed)"
+assert_le "$(delta alloc_hit)" "$(delta refill_slots)" "1: swap_slots/alloc_hit delta (hits only from slots those refills brought)"
+assert_le "$ok_refills" 8 "1: refills not failed (a few of other tasks', not the paging task's)"
 
 # 2. Every third refill fails: the cache serves between failures.
 fault_arm $FAIL_REFILL 100 3
