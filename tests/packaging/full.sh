@@ -343,7 +343,15 @@ rpm_root_checks() {
 	rv=${rel//-/_}
 	copy_root "$base" "$r"
 	make_mok "$r"
-	local kpkgs=("$kp"/rpm/kernel-mmtune-"$rv"-*.rpm "$kp"/rpm/kernel-mmtune-devel-"$rv"-*.rpm)
+	# The kernel RPM's name is per line and flavour (kernel-mmtune,
+	# kernel-mmtune6.12-cloud-amd64, ...): the devel package is <name>-devel.
+	local kpkgs=() kname f
+	for f in "$kp"/rpm/kernel-mmtune*-"$rv"-*.rpm; do
+		case $f in *-devel-"$rv"-*) ;; *) [ -f "$f" ] && kpkgs+=("$f") ;; esac
+	done
+	[ ${#kpkgs[@]} -eq 1 ] || { not_ok "one kernel RPM of $rel in $kp/rpm (found ${#kpkgs[@]})"; return 0; }
+	kname=$(rpm -qp --qf '%{NAME}' "${kpkgs[0]}")
+	kpkgs+=("$kp"/rpm/"$kname"-devel-"$rv"-*.rpm)
 	local pkgs=(build/packaging/out/rpm/mmtune-dkms-"$ver"-1.noarch.rpm build/packaging/out/rpm/mmtune-"$ver"-1.noarch.rpm)
 	# --nodeps: the scratch root's rpm database is empty (Debian's dpkg owns
 	# dkms, systemd, python3). Scriptlets run chrooted, with /proc and /dev.
@@ -356,7 +364,7 @@ rpm_root_checks() {
 	note "rpm -ivh --root output, scriptlets included:"
 	note "$out"
 	if [ $rc -eq 0 ]; then
-		ok "RPMs install with rpm --root --nodeps into a Debian 12 scratch root: kernel-mmtune, kernel-mmtune-devel, mmtune-dkms, mmtune"
+		ok "RPMs install with rpm --root --nodeps into a Debian 12 scratch root: $kname, $kname-devel, mmtune-dkms, mmtune"
 	else
 		not_ok "RPMs install into a scratch root (rpm exit $rc)"
 		return 0
@@ -370,14 +378,19 @@ rpm_root_checks() {
 		not_ok "RPM: mmtune-dkms's %triggerin names kernel-mmtune-devel (packaging/rpm/mmtune.spec)"
 	fi
 	check "RPM scratch root: rpm -q lists the four packages" \
-		rpm --root "$(realpath "$r")" -q kernel-mmtune kernel-mmtune-devel mmtune-dkms mmtune
+		rpm --root "$(realpath "$r")" -q "$kname" "$kname-devel" mmtune-dkms mmtune
 	st=$(in_root "$r" dkms status -m mmtune -v "$ver" -k "$rel")
-	if grep -q ": installed" <<<"$st" && [ -f "$r/lib/modules/$rel/updates/dkms/mmtune.ko" ] &&
-		[ "$(modinfo -F signer "$r/lib/modules/$rel/updates/dkms/mmtune.ko")" = "mmtune test MOK" ]; then
+	# DKMS compresses as the tree does (6.12's Debian configs: .ko.xz).
+	local dk=$r/lib/modules/$rel/updates/dkms/mmtune.ko
+	[ -f "$dk" ] || dk=$dk.xz
+	if grep -q ": installed" <<<"$st" && [ -f "$dk" ] &&
+		[ "$(modinfo -F signer "$dk")" = "mmtune test MOK" ]; then
 		ok "RPM scriptlets: DKMS built, signed and installed mmtune for $rel ($st)"
 	else
 		not_ok "RPM scriptlets: DKMS built and installed mmtune for $rel (status: $st)"
 	fi
+	[ -f "$dk" ] && check "RPM scriptlets: the DKMS module's signature verifies against the MOK" \
+		bash -c "$(declare -f ko_sig_verifies); f=\$(mktemp); xz -dcf '$dk' >\$f && ko_sig_verifies \$f '$r/var/lib/dkms/mok.pub'; rc=\$?; rm -f \$f; exit \$rc"
 	if [ -L "$r/etc/systemd/system/multi-user.target.wants/mmtune.service" ] ||
 		[ "$(in_root "$r" systemctl is-enabled mmtune.service 2>&1)" = enabled ]; then
 		ok "RPM scriptlets: %systemd_post enabled mmtune.service by its preset"
@@ -387,7 +400,7 @@ rpm_root_checks() {
 	rc=0
 	out=$(rpm_root "$r" -e --nodeps mmtune-dkms 2>&1) || rc=$?
 	note "$out"
-	if [ $rc -eq 0 ] && [ ! -e "$r/lib/modules/$rel/updates/dkms/mmtune.ko" ] && [ ! -e "$r/var/lib/dkms/mmtune/$ver" ]; then
+	if [ $rc -eq 0 ] && [ ! -e "$dk" ] && [ ! -e "$r/var/lib/dkms/mmtune/$ver" ]; then
 		ok "RPM scriptlets: erasing mmtune-dkms removes the module from DKMS and /lib/modules"
 	else
 		not_ok "RPM scriptlets: erasing mmtune-dkms removes the module (rpm exit $rc)"

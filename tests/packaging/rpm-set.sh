@@ -114,37 +114,18 @@ else
 	not_ok "mmtune-modules carries mmtune.ko"
 fi
 
-# --- install -------------------------------------------------------------------
+# --- install ---------------------------------------------------------------------
+# The kernel, -devel, mmtune-dkms and mmtune as check-packaging installs
+# them (full.sh's rpm_root_checks: DKMS from -devel alone, MOK signature,
+# the preset, mmtune-dkms erased), then this set's prebuilt module.
 if ! base=$(tests/packaging/rootfs.sh 2>"$logs/rootfs.log"); then
 	not_ok "Debian 12 root (mmdebstrap)"; note "$(tail -n 20 "$logs/rootfs.log")"
 	tap_plan "$tap_n"; exit 1
 fi
-r=$work/root
-copy_root "$base" "$r"
-make_mok "$r"
-pkgs=(build/packaging/out/rpm/mmtune-dkms-"$ver"-1.noarch.rpm build/packaging/out/rpm/mmtune-"$ver"-1.noarch.rpm)
-for f in "${pkgs[@]}"; do [ -f "$f" ] || { not_ok "$f built (make packages)"; tap_plan "$tap_n"; exit 1; }; done
-# The kernel first, then mmtune-dkms (see full.sh's rpm_root_checks).
-rc=0
-out=$(rpm_root "$r" -ivh --nodeps "$kpkg" "$dpkg_" 2>&1 && rpm_root "$r" -ivh --nodeps "${pkgs[@]}" 2>&1) || rc=$?
-echo "$out" >"$logs/rpm-root.log"
-note "$out"
-if [ $rc -eq 0 ]; then
-	ok "rpm --root --nodeps into a Debian 12 root: $kname, $kname-devel, mmtune-dkms, mmtune"
-	st=$(in_root "$r" dkms status -m mmtune -v "$ver" -k "$rel")
-	dk=$(first "$r/lib/modules/$rel/updates/dkms/mmtune.ko" "$r/lib/modules/$rel/updates/dkms/mmtune.ko.xz")
-	if grep -q ": installed" <<<"$st" && [ -n "$dk" ]; then
-		ok "DKMS built and installed mmtune for $rel from $kname-devel alone ($st)"
-		case $dk in *.xz) xz -dkf "$dk"; dk=${dk%.xz} ;; esac
-		check "the DKMS module is signed with the MOK and verifies" \
-			bash -c "$(declare -f ko_signed ko_sig_verifies); ko_signed '$dk' 'mmtune test MOK' && ko_sig_verifies '$dk' '$r/var/lib/dkms/mok.pub'"
-	else
-		not_ok "DKMS built and installed mmtune for $rel from $kname-devel (status: $st)"
-	fi
-	rc=0
-	out=$(rpm_root "$r" -e --nodeps mmtune-dkms 2>&1) || rc=$?
-	note "$out"
-	check "erasing mmtune-dkms removes its module" test $rc -eq 0 -a ! -e "$r/lib/modules/$rel/updates/dkms/mmtune.ko" -a ! -e "$r/lib/modules/$rel/updates/dkms/mmtune.ko.xz"
+n0=$tap_failed
+rpm_root_checks "$base" "$kp" "$rel" "$ver"
+r=$pk_work/rpm-root
+if [ "$tap_failed" -eq "$n0" ]; then
 	rc=0
 	out=$(rpm_root "$r" -ivh --nodeps "$mods" "$meta" 2>&1) || rc=$?
 	note "$out"
@@ -152,8 +133,6 @@ if [ $rc -eq 0 ]; then
 	check "rpm -q lists the kernel, -devel, mmtune, mmtune-modules and the meta package" \
 		rpm --root "$(realpath "$r")" -q "$kname" "$kname-devel" mmtune "$mname" "$(rpm -qp --qf '%{NAME}' "$meta")"
 	check "the prebuilt module is in place: /lib/modules/$rel/extra/mmtune.ko" test -f "$r/lib/modules/$rel/extra/mmtune.ko"
-else
-	not_ok "rpm --root --nodeps into a Debian 12 root (rpm exit $rc)"
 fi
 rm -rf "$r"
 note "rpm-set ($line) took $((SECONDS - start))s; load $(cut -d' ' -f1-3 /proc/loadavg)"
