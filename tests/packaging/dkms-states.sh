@@ -207,7 +207,7 @@ rm -rf "$r"
 # 7. The RPM's scriptlets, in a fresh copy (rpm's database there is empty:
 # --nodeps; rpm_root of lib.sh: scriptlets chrooted with /proc and /dev).
 # kernel_devel_rpm N: a package named kernel-devel, version N, with a file
-# under /usr/src/kernels (what fires mmtune-dkms's %triggerin).
+# under /usr/src/kernels (what fires mmtune-dkms's file trigger).
 kernel_devel_rpm() {
 	local t=build/packaging/work/dkms-states-kdevel-$suite
 	mkdir -p "$t"
@@ -250,12 +250,12 @@ for i in 1 2 3; do
 	out+=$(rpm_root "$r" -Uvh --nodeps "$r/var/tmp/kernel-devel-0.$i-1.noarch.rpm" 2>&1)
 done
 [ "$(attempts "$b")" = 1 ] && [ -z "$(lines "$out")" ] && [ "$(rpm_root "$r" -q kernel-devel)" = kernel-devel-0.3-1.noarch ]
-case_ok "three kernel-devel packages (%triggerin each time): no retry of the failed build, no line" $? "$out; attempts: $(attempts "$b")"
+case_ok "three kernel-devel packages (the file trigger each time): no retry of the failed build, no line" $? "$out; attempts: $(attempts "$b")"
 rm "$r/lib/modules/$b/build/.config"; echo 'CONFIG_MMTUNE_HOOKS=y' >"$r/lib/modules/$b/build/.config"
 kernel_devel_rpm 4 "$r/var/tmp"
 out=$(rpm_root "$r" -Uvh --nodeps "$r/var/tmp/kernel-devel-0.4-1.noarch.rpm" 2>&1)
 [ "$(attempts "$b")" = 2 ] && [ "$(lines "$out" | wc -l)" = 1 ] && grep -q "^mmtune-dkms: $b: building mmtune $ver FAILED" <<<"$out"
-case_ok "the broken kernel's headers change, a fourth kernel-devel: %triggerin retries once (2 attempts), one FAILED line" $? "$out; attempts: $(attempts "$b")"
+case_ok "the broken kernel's headers change, a fourth kernel-devel: the file trigger retries once (2 attempts), one FAILED line" $? "$out; attempts: $(attempts "$b")"
 out=$(rpm_root "$r" -e --nodeps mmtune-dkms 2>&1); rc=$?
 [ $rc = 0 ] && [ ! -e "$r/var/lib/mmtune-dkms" ] && [ ! -e "$log" ] && [ -z "$(in_root "$r" dkms status -m mmtune)" ]
 case_ok "rpm -e mmtune-dkms: unregistered from DKMS, the per-kernel records and the log gone" $? "$out"

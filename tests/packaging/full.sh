@@ -369,13 +369,13 @@ rpm_root_checks() {
 		not_ok "RPMs install into a scratch root (rpm exit $rc)"
 		return 0
 	fi
-	# kbuild's kernel-devel is kernel-mmtune-devel since issue 27: the
-	# trigger that builds for headers arriving after mmtune-dkms must
-	# name it (packaging/rpm/mmtune.spec).
-	if rpm -qp --triggers build/packaging/out/rpm/mmtune-dkms-"$ver"-1.noarch.rpm | grep -q -- '-- .*kernel-mmtune-devel'; then
-		ok "RPM: mmtune-dkms's %triggerin names kernel-mmtune-devel (headers installed after mmtune-dkms get the module)"
+	# The trigger that builds for headers arriving after mmtune-dkms is a
+	# file trigger on /usr/src/kernels, which covers every devel package's
+	# name (its effect is checked below, with this line's $kname-devel).
+	if rpm -qp --filetriggers build/packaging/out/rpm/mmtune-dkms-"$ver"-1.noarch.rpm | grep -q 'filetriggerin.*/usr/src/kernels'; then
+		ok "RPM: mmtune-dkms has a %filetriggerin on /usr/src/kernels (any <name>-devel installed after it gets the module)"
 	else
-		not_ok "RPM: mmtune-dkms's %triggerin names kernel-mmtune-devel (packaging/rpm/mmtune.spec)"
+		not_ok "RPM: mmtune-dkms has a %filetriggerin on /usr/src/kernels (packaging/rpm/mmtune.spec)"
 	fi
 	check "RPM scratch root: rpm -q lists the four packages" \
 		rpm --root "$(realpath "$r")" -q "$kname" "$kname-devel" mmtune-dkms mmtune
@@ -404,6 +404,25 @@ rpm_root_checks() {
 		ok "RPM scriptlets: erasing mmtune-dkms removes the module from DKMS and /lib/modules"
 	else
 		not_ok "RPM scriptlets: erasing mmtune-dkms removes the module (rpm exit $rc)"
+	fi
+	# The other order: mmtune-dkms first (no build tree for $rel, so no
+	# build), then $kname-devel: its files under /usr/src/kernels fire
+	# mmtune-dkms's file trigger, which builds the module.
+	rc=0
+	out=$(rpm_root "$r" -e --nodeps "$kname-devel" 2>&1 &&
+		rpm_root "$r" -ivh --nodeps build/packaging/out/rpm/mmtune-dkms-"$ver"-1.noarch.rpm 2>&1) || rc=$?
+	note "$out"
+	if [ $rc -ne 0 ] || [ -e "$dk" ]; then
+		not_ok "RPM: mmtune-dkms installed while $rel has no $kname-devel builds nothing (rpm exit $rc)"
+		return 0
+	fi
+	out=$(rpm_root "$r" -ivh --nodeps "$kp"/rpm/"$kname"-devel-"$rv"-*.rpm 2>&1) || rc=$?
+	note "$out"
+	st=$(in_root "$r" dkms status -m mmtune -v "$ver" -k "$rel")
+	if [ $rc -eq 0 ] && grep -q ": installed" <<<"$st" && [ -f "$dk" ]; then
+		ok "RPM: $kname-devel installed after mmtune-dkms: the file trigger built and installed mmtune for $rel ($st)"
+	else
+		not_ok "RPM: $kname-devel installed after mmtune-dkms gets the module from the file trigger (rpm exit $rc, status: $st)"
 	fi
 }
 

@@ -23,6 +23,8 @@
 #   install   into a Debian 12 root: the kernel and -devel, then
 #             mmtune-dkms and mmtune: DKMS builds, signs (MOK) and installs
 #             mmtune for the release from the -devel tree alone; erased;
+#             the other order: mmtune-dkms, then -devel, whose files under
+#             /usr/src/kernels fire the file trigger that builds mmtune;
 #             then mmtune-modules and the meta package: the prebuilt
 #             module in place, rpm -q lists the set
 set -uo pipefail
