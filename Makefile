@@ -242,7 +242,7 @@ repo: packages
 	packaging/repo/make-repo.sh
 
 clean:
-	rm -rf build/unit build/vm build/vm-[0-9]* build/vm-failed-* build/debug build/debug-[0-9]* build/test-logs build/packaging \
+	rm -rf build/unit build/vm build/vm-[0-9]* build/vm-split build/vm-failed-* build/debug build/debug-[0-9]* build/test-logs build/packaging \
 		$(foreach l,$(OTHER_LINES),build/$(l))
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean

@@ -4,7 +4,8 @@
 # Results come back as TAP on a second serial port; the kernel console goes
 # to a log that is scanned for warnings, BUGs and lockdep reports.
 #
-#   tests/vm/run.sh [--line LINE] [--demo] [--bench NAME] [--tests GLOB] [--verbose]
+#   tests/vm/run.sh [--line LINE] [--demo] [--bench NAME] [--tests SPEC]
+#                   [--run-dir DIR] [--verbose]
 #
 # --line LINE boots the test kernel of that kernel line (kernel-patches/LINE;
 # default 6.1) with the modules built for it: 6.1 build/kernel, module/ and
@@ -13,6 +14,10 @@
 # build/vm), so that the lines can run side by side.
 # --bench NAME runs tests/bench/NAME.sh in the guest instead of the tests
 # and shows its output (tests/bench/run.sh is the front end).
+# --tests SPEC: the tests to run, comma-separated globs, "!GLOB" excludes
+# (tests/vm/guest/select.sh), e.g. '3*' or '*,!48-*'.
+# --run-dir DIR: the run directory instead of the line's (two boots of one
+# line side by side, as tests/run-all.sh's split of the 6.1 suite).
 #
 # Environment:
 #   KDIR                 kernel tree (default: build/kernel, the line's)
@@ -117,10 +122,12 @@ while [ $# -gt 0 ]; do
 	--demo) mode=demo; verbose=1 ;;
 	--bench) mode=bench; bench=$2; verbose=1; shift
 		[ -f "$repo/tests/bench/$bench.sh" ] || die "no benchmark tests/bench/$bench.sh" ;;
-	--tests) tests=$2; shift ;;
+	--tests) tests=$2; shift
+		case "$tests" in *[[:space:]]*) die "--tests takes globs separated by commas, no spaces: '$tests'" ;; esac ;;
+	--run-dir) out=$(realpath -m "$2"); shift ;;
 	--line) shift ;;	# read above
 	--verbose) verbose=1 ;;
-	*) echo "usage: $0 [--line LINE] [--demo] [--bench NAME] [--tests GLOB] [--verbose]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--line LINE] [--demo] [--bench NAME] [--tests SPEC] [--run-dir DIR] [--verbose]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -227,14 +234,15 @@ for mod in list(sys.modules.values()):
     if f.endswith(".py") and os.path.exists(root + f):
         py_compile.compile(root + f, dfile=f, doraise=True)
 EOF_PY
-# chosen_tests: the test files this run boots for (--tests glob, and the
+# chosen_tests: the test files this run boots for (--tests SPEC, and the
 # "# slow:" ones only with MMTUNE_VM_SLOW), as the guest selects them.
+# shellcheck source=tests/vm/guest/select.sh
+. "$repo/tests/vm/guest/select.sh"
 chosen_tests() {
 	local t name
 	for t in "$repo"/tests/vm/tests/*.sh; do
 		name=$(basename "$t" .sh)
-		# shellcheck disable=SC2254 # $tests is a glob on purpose
-		case "$name" in $tests) ;; *) continue ;; esac
+		test_chosen "$name" "$tests" || continue
 		case "${MMTUNE_VM_SLOW:-0}" in
 		0) grep -q '^# slow:' "$t" && continue ;;
 		only) grep -q '^# slow:' "$t" || continue ;;
@@ -432,7 +440,10 @@ fi
 echo "vm: $passed passed, $failed failed, $skipped skipped of ${planned:-?} in ${secs}s (boot to first test: $(sed -n 's/^# guest: booted in \(.*\)/\1/p' "$out/results.tap"))"
 if [ ${#problems[@]} -gt 0 ]; then
 	fail=1
-	keep=$repo/build/vm-failed-$([ "$line" = 6.1 ] || echo "$line-")$(date +%Y%m%d-%H%M%S)
+	# Named after the run directory too: two boots of a line side by side
+	# (--run-dir) may fail in the same second.
+	tag=$(basename "$out"); tag=${tag#vm}; tag=${tag#-}
+	keep=$repo/build/vm-failed-${tag:+$tag-}$(date +%Y%m%d-%H%M%S)
 	cp -r "$out" "$keep"
 	rm -f "$keep/swap.img" "$keep/initramfs.cpio.gz" "$keep/qmp.sock"
 	rm -rf "$keep/root"

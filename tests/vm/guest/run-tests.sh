@@ -1,5 +1,5 @@
 #!/bin/sh
-# Run /tests/*.sh whose name matches $1, in name order, as TAP on fd 3.
+# Run the /tests/*.sh that $1 chooses (select.sh), in name order, as TAP on fd 3.
 # A test passes with exit 0, is skipped with 4 (kselftest), fails otherwise.
 #
 # Every test runs in a session (so a process group) of its own, under a time
@@ -151,9 +151,10 @@ for f in /sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled \
 done >/tmp/.mthp-at-boot
 slow=${MMTUNE_SLOW:-0}
 list=
+. /select.sh
 for t in /tests/*.sh; do
 	name=$(basename "$t" .sh)
-	case "$name" in $glob) ;; *) continue ;; esac
+	test_chosen "$name" "$glob" || continue
 	[ "$slow" = only ] && ! is_slow "$t" && continue
 	list="$list $t"
 done
