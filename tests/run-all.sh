@@ -23,9 +23,12 @@ start=$(date +%s)
 # plan announced but the suite never gave counts as failed).
 run_suite() {
 	local name=$1; shift
+	local t0=$SECONDS rc
 	echo "=== $name: $*"
 	"$@" 2>&1 | tee "$log/$name.log"
-	count_suite "$name" "${PIPESTATUS[0]}"
+	rc=${PIPESTATUS[0]}
+	echo "=== $name: took $((SECONDS - t0))s"
+	count_suite "$name" "$rc"
 }
 
 # count_suite NAME RC: count the results of a suite that ran (its output in
