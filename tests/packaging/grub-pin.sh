@@ -58,6 +58,8 @@ if [ -z "$kp" ] || [ ! -f "$kp/kernel.release" ]; then
 	skip "GRUB pin on Debian 13" "no 6.12 debian-cloud set (make kernel-packages-cloud LINE=6.12)"
 	tap_plan "$tap_n"; exit 0
 fi
+command -v sfdisk >/dev/null ||
+	{ not_ok "sfdisk for the disk image (fdisk: scripts/setup-host.sh)"; tap_plan "$tap_n"; exit 1; }
 rel=$(cat "$kp/kernel.release")
 case $rel:$(cat "$kp/flavour" 2>/dev/null) in
 6.12.*-cloud-amd64:debian-cloud) ;;
