@@ -59,6 +59,10 @@
 #                          cloud sets, then the above for 6.12 in Debian 12
 #                          (with the Debian 12 LTS move from our 6.1 kernel)
 #                          and in Debian 13
+#   make check-packaging-grub  the Debian 13 GRUB pin (packaging/README.md)
+#                          booted through GRUB: Debian's higher cloud kernel
+#                          without it, ours with it (a built 6.12 cloud set:
+#                          KERNEL_PKGS=SET, default the newest; builds none)
 #   make repo              a signed apt repository (dists/bookworm) and rpm
 #                          repository (createrepo_c) in build/repo from the
 #                          built packages, with MMTUNE_REPO_KEY=<gpg key>
@@ -236,6 +240,12 @@ check-packaging-cloud-6.12:
 	tests/packaging/cloud.sh --line 6.12 --release trixie build/packaging/kernel-pkgs-6.12 || rc=1; \
 	exit $$rc
 
+# The README's GRUB pin for Debian 13, booted through GRUB. It builds no
+# kernel: KERNEL_PKGS=SET when given on the command line, else the newest
+# finished 6.12 cloud set in the cache.
+check-packaging-grub:
+	tests/packaging/grub-pin.sh $(if $(filter command line,$(origin KERNEL_PKGS)),$(KERNEL_PKGS))
+
 # The kernel sets it takes are the ones built last (build/packaging/kernel-pkgs):
 # make kernel-packages or kernel-packages-cloud first.
 repo: packages
@@ -247,4 +257,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 repo
+.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub repo

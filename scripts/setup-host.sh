@@ -19,6 +19,8 @@ pkgs=(
 	libnuma-dev
 	# packaging: .deb/.rpm builds, lint, Debian 12 roots (packaging/, tests/packaging/)
 	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl linux-config-6.1 shellcheck apt-utils gnupg
+	# the GRUB pin test's partitioned disk image (sfdisk; GRUB itself runs in the guest)
+	fdisk
 	# make repo: the rpm repository metadata (apt-ftparchive is in apt-utils)
 	createrepo-c
 )

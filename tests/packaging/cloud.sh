@@ -60,6 +60,10 @@
 #             installed is the set's, its module (the 6.12 build's key)
 #             loaded under sig_enforce, 6.1's refused, the recorded profile
 #             kept with every value, its per-size settings now in force
+#   grub      (trixie) packaging/README.md's GRUB pin booted through GRUB
+#             (tests/packaging/grub-pin.sh on the same set, its TAP
+#             re-emitted as "grub-pin: ..."): Debian's higher cloud kernel
+#             without the pin, ours with it
 # Guest time limits (MMTUNE_E2E_TIMEOUT, default 1200 s a boot) grow with
 # the host's load (lib.sh: load_scale); on expiry the guest's blocked
 # tasks and CPU backtraces (sysrq w, l) end its console log.
@@ -477,7 +481,26 @@ lts_checks() {
 	rm -f "$im"
 }
 
+# --- Debian 13: the README's GRUB pin, booted through GRUB ---------------------------
+# grub-pin.sh is its own TAP stream (make check-packaging-grub); its results
+# become ours. A run that ends early without a failed result is one.
+grub_pin_checks() {
+	local l rc=0 failed=0
+	tests/packaging/grub-pin.sh "$kp" >"$logs/grub-pin.tap" 2>&1 || rc=$?
+	while IFS= read -r l; do
+		case $l in
+		"ok "*" # SKIP "*) l=${l#ok [0-9]* }; skip "grub-pin: ${l% # SKIP *}" "${l##* # SKIP }" ;;
+		"ok "*) ok "grub-pin: ${l#ok [0-9]* }" ;;
+		"not ok "*) not_ok "grub-pin: ${l#not ok [0-9]* }"; failed=1 ;;
+		"# "*"took"*) note "grub-pin: ${l#\# }" ;;
+		esac
+	done <"$logs/grub-pin.tap"
+	[ $rc -eq 0 ] || [ $failed -eq 1 ] ||
+		{ not_ok "grub-pin: tests/packaging/grub-pin.sh exits 0 (got $rc; $logs/grub-pin.tap)"; note "$(tail -n 20 "$logs/grub-pin.tap")"; }
+}
+
 operator_checks
+[ "$release" = trixie ] && grub_pin_checks
 if [ "$line:$release" = 6.12:bookworm ]; then
 	if [ -n "$kp61" ]; then
 		lts_checks

@@ -468,8 +468,11 @@ e2e_checks() {
 # ..."; then scan the kernel console for reports. QEMU-ARGs follow the
 # root drive (a second -drive is /dev/vdb). The time limit,
 # MMTUNE_E2E_TIMEOUT (default 1200 s), is multiplied by the host's load
-# (load_scale). Logs: $pk_logs/NAME-console.log and NAME-results.tap.
-# Returns 1 when the guest did not finish its checks.
+# (load_scale). An empty KERNEL boots IMAGE through its own boot loader
+# (the firmware reads the disk; the command line is the loader's; the
+# console on ttyS0 and sysrq_always_enabled are then its job). Logs:
+# $pk_logs/NAME-console.log and NAME-results.tap. Returns 1 when the guest
+# did not finish its checks.
 guest_boot() {
 	local name=$1 img=$2 kernel=$3 initrd=${4:-} append=${5:-} t0=$SECONDS qrc=0 line limit
 	shift $(($# < 5 ? $# : 5))
@@ -478,8 +481,8 @@ guest_boot() {
 	limit=$(( ${MMTUNE_E2E_TIMEOUT:-1200} * $(load_scale) ))
 	qemu_timed "$pk_logs/$name-dump" "$limit" -accel tcg,thread=single \
 		-smp 2 -m 2G -nodefaults -no-reboot -display none \
-		-kernel "$kernel" ${initrd:+-initrd "$initrd"} \
-		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 systemd.show_status=1 sysrq_always_enabled${append:+ $append}" \
+		${kernel:+-kernel "$kernel"} ${initrd:+-initrd "$initrd"} \
+		${kernel:+-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 systemd.show_status=1 sysrq_always_enabled${append:+ $append}"} \
 		-serial "file:$console" -serial "file:$results" \
 		-drive "file=$img,if=virtio,format=raw,cache=unsafe" "$@" >"$pk_logs/$name-qemu.log" 2>&1 || qrc=$?
 	sed -i 's/\r$//' "$console" "$results"
