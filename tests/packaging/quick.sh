@@ -61,7 +61,7 @@ quick_checks() {
 		deb_dkms_scripts_ok "$deb_dkms" "$ver"
 	check "mmtune.deb: mmtune.service and the metrics timer enabled and started on installation, stopped on removal; reapply and metrics services never started; upgrade reloads (no stop, no restart)" \
 		deb_tools_scripts_ok "$deb_tools"
-	check "mmtune-dkms.rpm: %post add + build through mmtune-dkms-kernel, %preun remove, %triggerin on kernel-devel, kernel-install plugin, Requires dkms >= 3.0.11" \
+	check "mmtune-dkms.rpm: %post add + build through mmtune-dkms-kernel, %preun remove, %filetriggerin on /usr/src/kernels, kernel-install plugin, Requires dkms >= 3.0.11" \
 		rpm_dkms_scripts_ok "$rpm_dkms" "$ver"
 	check "mmtune.rpm: preset enables mmtune.service and the metrics timer, disable --now of both on erase, reload on upgrade (no try-restart); Recommends (mmtune-modules or mmtune-dkms)" \
 		rpm_tools_scripts_ok "$rpm_tools"
@@ -371,13 +371,13 @@ deb_tools_scripts_ok() {
 
 rpm_dkms_scripts_ok() {
 	local ver=$2 s t rc=0
-	s=$(rpm -qp --scripts "$1"); t=$(rpm -qp --triggers "$1")
+	s=$(rpm -qp --scripts "$1"); t=$(rpm -qp --filetriggers "$1")
 	printf '%s\n%s\n' "$s" "$t"
 	grep -qx "/usr/lib/mmtune-dkms/mmtune-dkms-kernel add $ver --rpm_safe_upgrade" <<<"$s" || { echo "%post does not add the module"; rc=1; }
 	grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all' <<<"$s" || { echo "%post does not build/install"; rc=1; }
 	grep -qx "/usr/lib/mmtune-dkms/mmtune-dkms-kernel remove $ver --rpm_safe_upgrade" <<<"$s" || { echo "%preun does not remove"; rc=1; }
-	grep -q 'triggerin scriptlet.*kernel-devel' <<<"$t" && grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all --changed' <<<"$t" ||
-		{ echo "no %triggerin on kernel-devel"; rc=1; }
+	grep -q 'filetriggerin scriptlet.* -- /usr/src/kernels$' <<<"$t" && grep -qx '/usr/lib/mmtune-dkms/mmtune-dkms-kernel all --changed' <<<"$t" ||
+		{ echo "no %filetriggerin on /usr/src/kernels (every kernel's -devel)"; rc=1; }
 	grep -qx '/usr/lib/kernel/install.d/50-mmtune-dkms.install' <<<"$(rpm -qpl "$1")" || { echo "no kernel-install plugin"; rc=1; }
 	grep -q 'rm -rf /var/lib/mmtune-dkms' <<<"$s" || { echo "%postun leaves the per-kernel states"; rc=1; }
 	grep -qx 'dkms >= 3.0.11' <<<"$(rpm -qp --requires "$1")" || { echo "no Requires: dkms >= 3.0.11"; rc=1; }
