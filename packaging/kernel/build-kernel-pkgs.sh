@@ -165,7 +165,11 @@ key=$(kernel_inputs_key "$localversion${variant:+ variant=$variant}${fleet_id:+ 
 	"$repo/packaging/kernel/mkspec-mmtune" "${fragments[@]}")
 series_info=$(kernel_series_info)
 out=$cache/kernel-pkgs/$kline-$key
-[ $dry -eq 1 ] && out=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-distro-dry.XXXXXX")
+if [ $dry -eq 1 ]; then
+	out=$(mktemp -d "${TMPDIR:-/tmp}/mmtune-distro-dry.XXXXXX")
+	# A dry run that dies (a series that does not apply) leaves no key.
+	trap 'rm -rf "$out"' EXIT
+fi
 # The module packages' own inputs (see build_modules below).
 modules_key=$( {
 	"$repo/packaging/version.sh"
@@ -192,6 +196,9 @@ locked=0
 if [ $dry -eq 0 ] && ! set_ready; then
 	kernel_lock
 	locked=1
+elif [ $dry -eq 0 ]; then
+	# Used now: a pruning run (under the lock) keeps the newest sets.
+	touch "$out/.used"
 fi
 # No Rust toolchain of the build host in the kernel config (see the top):
 # a rustc that fails, first in PATH.
@@ -406,6 +413,9 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ] && [ "$kline" != 6.1 ]; 
 	start=$(date +%s)
 	if [ -f "$out/.tree-built" ] && [ -d "$tree" ]; then
 		log "binrpm-pkg in bindeb-pkg's tree"
+		# The config names the staged key, which the run that built the
+		# tree removed on exit: stage it again (6.12's certs/ needs it).
+		if grep -qx 'CONFIG_MODULE_SIG=y' "$tree/.config"; then config_key >/dev/null; fi
 	else
 		rm -f "$out/.tree-built"
 		prepare_tree
