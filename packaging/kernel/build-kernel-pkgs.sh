@@ -310,7 +310,7 @@ if [ $dry -eq 1 ]; then
 	make_signing_key
 	prepare_tree
 	rm -f "$stage_key"
-	log "dry run: release $(make -s -C "$tree" LOCALVERSION=$localversion kernelrelease)"
+	log "dry run: release $(make -s --no-print-directory -C "$tree" LOCALVERSION=$localversion kernelrelease)"
 	grep -E '^(# )?CONFIG_(MMTUNE_HOOKS|THP_SWAP|TRANSPARENT_HUGEPAGE|MODULE_COMPRESS_XZ|MODULE_COMPRESS_ALL|RUSTC_VERSION|ZSWAP|ZSWAP_DEFAULT_ON|ZSWAP_ZPOOL_DEFAULT|ZSWAP_COMPRESSOR_DEFAULT|ZSMALLOC|ZBUD|Z3FOLD|MODULE_SIG|MODULE_SIG_KEY|MODULE_SIG_ALL|SYSTEM_TRUSTED_KEYS|DEBUG_INFO|DEBUG_INFO_BTF|PROVE_LOCKING|DEBUG_VM|LOCKDEP|ENA_ETHERNET|BLK_DEV_NVME|XFS_FS|BLK_DEV_DM|LOCALVERSION)[= ]' \
 		"$tree/.config" | sed 's/^/kernel-pkgs: /' >&2
 	rm -rf "$out"
@@ -348,7 +348,7 @@ if [ $want_deb -eq 1 ] && [ ! -f "$out/.deb-complete" ]; then
 	log "bindeb-pkg: $src_pkg $pkgver, key $key (log: $out/deb.log)"
 	start=$(date +%s)
 	prepare_tree
-	rel=$(make -s -C "$tree" LOCALVERSION=$localversion kernelrelease)
+	rel=$(make -s --no-print-directory -C "$tree" LOCALVERSION=$localversion kernelrelease)
 	case "$rel" in "$kline".*$localversion) ;; *) die "unexpected kernel release '$rel'" ;; esac
 	export CCACHE_BASEDIR=$tree
 	# The load while building, one line a minute: the machine is shared,
@@ -420,7 +420,7 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ] && [ "$kline" != 6.1 ]; 
 		rm -f "$out/.tree-built"
 		prepare_tree
 	fi
-	rel=$(make -s -C "$tree" LOCALVERSION=$localversion kernelrelease)
+	rel=$(make -s --no-print-directory -C "$tree" LOCALVERSION=$localversion kernelrelease)
 	case "$rel" in "$kline".*$localversion) ;; *) die "unexpected kernel release '$rel'" ;; esac
 	export CCACHE_BASEDIR=$tree MMTUNE_RPM_NAME=$rpm_name MMTUNE_RPM_RELEASE=$build_id
 	(while sleep 60; do echo "$(date +%T) $(cut -d' ' -f1-3 /proc/loadavg)"; done) >"$out/rpm-load.log" 9>&- &
@@ -464,7 +464,7 @@ if [ $want_rpm -eq 1 ] && [ ! -f "$out/.rpm-complete" ]; then
 	# command-line LOCALVERSION: a localversion file (in rpm-pkg's tarball
 	# list) gives the same release.
 	echo "$localversion" >"$tree/localversion-mmtune"
-	rel=$(make -s -C "$tree" kernelrelease)
+	rel=$(make -s --no-print-directory -C "$tree" kernelrelease)
 	top=$out/rpmbuild
 	rm -rf "$top"
 	# rpm-pkg rebuilds the kernel from a source tarball inside rpmbuild with
