@@ -42,4 +42,4 @@ for sym in MMTUNE_HOOKS ZSWAP ZSMALLOC ZBUD Z3FOLD CRYPTO_LZO CRYPTO_LZ4 CRYPTO_
 	grep -qx "CONFIG_$sym=y" "$cfg" ||
 		{ echo "distro-config: CONFIG_$sym=y did not survive olddefconfig in $cfg" >&2; exit 1; }
 done
-echo "distro-config: $cfg ready: CONFIG_MMTUNE_HOOKS=y, CONFIG_ZSWAP=y, CONFIG_ZSMALLOC=y, CONFIG_ZBUD=y, CONFIG_Z3FOLD=y, CONFIG_CRYPTO_{LZO,LZ4,ZSTD}=y, release $(make -s KCONFIG_CONFIG="$cfg" LOCALVERSION="${LOCALVERSION:--mmtune}" kernelrelease)"
+echo "distro-config: $cfg ready: CONFIG_MMTUNE_HOOKS=y, CONFIG_ZSWAP=y, CONFIG_ZSMALLOC=y, CONFIG_ZBUD=y, CONFIG_Z3FOLD=y, CONFIG_CRYPTO_{LZO,LZ4,ZSTD}=y, release $(make -s --no-print-directory KCONFIG_CONFIG="$cfg" LOCALVERSION="${LOCALVERSION:--mmtune}" kernelrelease)"
