@@ -54,7 +54,6 @@ count_suite() {
 
 run_suite unit make -s -C tests/unit check
 run_suite static scripts/check-style-docs.sh
-run_suite userspace tests/userspace/run.sh
 # The VM suite of each kernel line: every kernel-patches/LINE with a series.
 # Each guest is single-threaded TCG, one host CPU, so the other lines' suites
 # run beside 6.1's when the host has a CPU for each
@@ -80,7 +79,18 @@ rest="*${split:+,!${split//,/,!}}"
 if [ "$parallel" = 1 ] && [ ${#others[@]} -gt 0 ]; then
 	vm_scale=${MMTUNE_VM_LOAD_SCALE:-$(awk -v n="$(nproc)" -v k=${#others[@]} '{ print 1 + int(($1 + k) / n) }' /proc/loadavg)}
 	echo "=== lane 2: ${others[*]/#/vm-}${split:+, then vm-split (6.1: $split)} beside lane 1, the 6.1 suite${split:+ without them} (limits x$vm_scale; lane 2's output follows lane 1's)"
-	rm -f "$log"/vm-*.rc "$log"/vm-*.log
+	rm -f "$log"/vm-*.rc "$log"/vm-*.log "$log"/userspace.* "$log"/packaging.*
+	# The userspace and quick packaging suites (44 s of one CPU, idle)
+	# run beside the lanes: the lanes' guests then share the CPUs for
+	# that while, which costs them less than waiting for those suites.
+	(
+		for suite in "userspace tests/userspace/run.sh" "packaging tests/packaging/run.sh --quick"; do
+			set -- $suite
+			name=$1; shift
+			"$@" >"$log/$name.log" 2>&1
+			echo $? >"$log/$name.rc"
+		done
+	) &
 	(
 		for line in "${others[@]}"; do
 			MMTUNE_VM_LOAD_SCALE=$vm_scale env -u KDIR tests/vm/run.sh --line "$line" >"$log/vm-$line.log" 2>&1
@@ -98,13 +108,19 @@ if [ "$parallel" = 1 ] && [ ${#others[@]} -gt 0 ]; then
 		cat "$log/$name.log"
 		count_suite "$name" "$(cat "$log/$name.rc" 2>/dev/null || echo 1)"
 	done
+	for name in userspace packaging; do
+		echo "=== $name: ran beside the lanes"
+		cat "$log/$name.log"
+		count_suite "$name" "$(cat "$log/$name.rc" 2>/dev/null || echo 1)"
+	done
 else
+	run_suite userspace tests/userspace/run.sh
 	run_suite vm tests/vm/run.sh
 	for line in "${others[@]}"; do
 		run_suite "vm-$line" env -u KDIR tests/vm/run.sh --line "$line"
 	done
+	run_suite packaging tests/packaging/run.sh --quick
 fi
-run_suite packaging tests/packaging/run.sh --quick
 
 echo "=== all suites in $(( $(date +%s) - start ))s"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
