@@ -31,6 +31,15 @@ run_suite() {
 	count_suite "$name" "$rc"
 }
 
+# run_aside NAME CMD...: run a suite beside the foreground, its output
+# in $log/NAME.log and its exit status in $log/NAME.rc, for count_suite
+# once the foreground is done.
+run_aside() {
+	local name=$1; shift
+	"$@" >"$log/$name.log" 2>&1
+	echo $? >"$log/$name.rc"
+}
+
 # count_suite NAME RC: count the results of a suite that ran (its output in
 # $log/NAME.log, its exit status RC).
 count_suite() {
@@ -79,37 +88,20 @@ rest="*${split:+,!${split//,/,!}}"
 if [ "$parallel" = 1 ] && [ ${#others[@]} -gt 0 ]; then
 	vm_scale=${MMTUNE_VM_LOAD_SCALE:-$(awk -v n="$(nproc)" -v k=${#others[@]} '{ print 1 + int(($1 + k) / n) }' /proc/loadavg)}
 	echo "=== lane 2: ${others[*]/#/vm-}${split:+, then vm-split (6.1: $split)} beside lane 1, the 6.1 suite${split:+ without them} (limits x$vm_scale; lane 2's output follows lane 1's)"
-	rm -f "$log"/vm-*.rc "$log"/vm-*.log "$log"/userspace.* "$log"/packaging.*
+	rm -f "$log"/*.rc
 	# The userspace and quick packaging suites (44 s of one CPU, idle)
 	# run beside the lanes: the lanes' guests then share the CPUs for
 	# that while, which costs them less than waiting for those suites.
-	(
-		for suite in "userspace tests/userspace/run.sh" "packaging tests/packaging/run.sh --quick"; do
-			set -- $suite
-			name=$1; shift
-			"$@" >"$log/$name.log" 2>&1
-			echo $? >"$log/$name.rc"
-		done
-	) &
-	(
-		for line in "${others[@]}"; do
-			MMTUNE_VM_LOAD_SCALE=$vm_scale env -u KDIR tests/vm/run.sh --line "$line" >"$log/vm-$line.log" 2>&1
-			echo $? >"$log/vm-$line.rc"
-		done
-		if [ -n "$split" ]; then
-			MMTUNE_VM_LOAD_SCALE=$vm_scale tests/vm/run.sh --tests "$split" --run-dir build/vm-split >"$log/vm-split.log" 2>&1
-			echo $? >"$log/vm-split.rc"
-		fi
-	) &
+	(run_aside userspace tests/userspace/run.sh
+		run_aside packaging tests/packaging/run.sh --quick) &
+	(for line in "${others[@]}"; do
+		MMTUNE_VM_LOAD_SCALE=$vm_scale run_aside "vm-$line" env -u KDIR tests/vm/run.sh --line "$line"
+	done
+	[ -z "$split" ] || MMTUNE_VM_LOAD_SCALE=$vm_scale run_aside vm-split tests/vm/run.sh --tests "$split" --run-dir build/vm-split) &
 	MMTUNE_VM_LOAD_SCALE=$vm_scale run_suite vm tests/vm/run.sh --tests "$rest"
 	wait
-	for name in "${others[@]/#/vm-}" ${split:+vm-split}; do
-		echo "=== $name: ran in lane 2"
-		cat "$log/$name.log"
-		count_suite "$name" "$(cat "$log/$name.rc" 2>/dev/null || echo 1)"
-	done
-	for name in userspace packaging; do
-		echo "=== $name: ran beside the lanes"
+	for name in "${others[@]/#/vm-}" ${split:+vm-split} userspace packaging; do
+		echo "=== $name: ran beside lane 1"
 		cat "$log/$name.log"
 		count_suite "$name" "$(cat "$log/$name.rc" 2>/dev/null || echo 1)"
 	done

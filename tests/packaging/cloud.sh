@@ -106,12 +106,6 @@ image_deb() {
 # The meta package of the line (6.1's has no line in its name).
 meta_of() { if [ "$1" = 6.1 ]; then echo mmtune-kernel-cloud-amd64; else echo "mmtune-kernel-$1-cloud-amd64"; fi; }
 meta=$(meta_of "$line")
-# newest_set LINE: the newest finished debian-cloud set of LINE.
-newest_set() {
-	ls -td "$cache"/kernel-pkgs/"$1"-*/ 2>/dev/null | while read -r d; do
-		[ "$(cat "$d/flavour" 2>/dev/null)" = debian-cloud ] && [ -f "$d/.deb-complete" ] && { echo "${d%/}"; break; }
-	done
-}
 work=build/packaging/cloud-$line-$release
 logs=$work/logs
 # full.sh's helpers (make_repo, bump_debs, guest_boot, apt_run) write here.
@@ -481,26 +475,10 @@ lts_checks() {
 	rm -f "$im"
 }
 
-# --- Debian 13: the README's GRUB pin, booted through GRUB ---------------------------
-# grub-pin.sh is its own TAP stream (make check-packaging-grub); its results
-# become ours. A run that ends early without a failed result is one.
-grub_pin_checks() {
-	local l rc=0 failed=0
-	tests/packaging/grub-pin.sh "$kp" >"$logs/grub-pin.tap" 2>&1 || rc=$?
-	while IFS= read -r l; do
-		case $l in
-		"ok "*" # SKIP "*) l=${l#ok [0-9]* }; skip "grub-pin: ${l% # SKIP *}" "${l##* # SKIP }" ;;
-		"ok "*) ok "grub-pin: ${l#ok [0-9]* }" ;;
-		"not ok "*) not_ok "grub-pin: ${l#not ok [0-9]* }"; failed=1 ;;
-		"# "*"took"*) note "grub-pin: ${l#\# }" ;;
-		esac
-	done <"$logs/grub-pin.tap"
-	[ $rc -eq 0 ] || [ $failed -eq 1 ] ||
-		{ not_ok "grub-pin: tests/packaging/grub-pin.sh exits 0 (got $rc; $logs/grub-pin.tap)"; note "$(tail -n 20 "$logs/grub-pin.tap")"; }
-}
-
 operator_checks
-[ "$release" = trixie ] && grub_pin_checks
+# Debian 13: the README's GRUB pin, booted through GRUB, on the same set
+# (grub-pin.sh, also "make check-packaging-grub").
+[ "$release" = trixie ] && relay grub-pin tests/packaging/grub-pin.sh "$kp"
 if [ "$line:$release" = 6.12:bookworm ]; then
 	if [ -n "$kp61" ]; then
 		lts_checks

@@ -57,6 +57,7 @@ relay() {
 	out=$("$@" 2>&1) || rc=$?
 	while IFS= read -r line; do
 		case "$line" in
+		"ok "*" # SKIP "*) line=${line#ok [0-9]* }; skip "$name: ${line% # SKIP *}" "${line##* # SKIP }" ;;
 		"ok "[0-9]*) ok "$name: ${line#ok [0-9]* }" ;;
 		"ok "*) line=${line#ok }; ok "$name: ${line#"${line%%[! ]*}"}" ;;
 		"not ok "*) not_ok "$name: ${line#not ok [0-9]* }"; failed=1 ;;

@@ -41,11 +41,7 @@ cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 case $#:${1:-} in 0:|1:[!-]*) ;; *) echo "usage: $0 [KERNEL-PKGS-DIR]" >&2; exit 2 ;; esac
 kp=${1:-}
 if [ -z "$kp" ]; then
-	# The newest finished 6.12 debian-cloud set (as cloud.sh's newest_set).
-	# shellcheck disable=SC2012 # newest first; the names are ours
-	kp=$(ls -td "$cache"/kernel-pkgs/6.12-*/ 2>/dev/null | while read -r d; do
-		[ "$(cat "$d/flavour" 2>/dev/null)" = debian-cloud ] && [ -f "$d/.deb-complete" ] && { echo "${d%/}"; break; }
-	done)
+	kp=$(newest_set 6.12)
 fi
 work=build/packaging/grub-pin
 logs=$work/logs

@@ -53,6 +53,16 @@ rpm_root() {
 		exec rpm --root "$r" "$@"' sh "$r" "$@"
 }
 
+# newest_set LINE: the newest finished debian-cloud kernel package set of
+# LINE in the cache (cloud.sh, grub-pin.sh).
+newest_set() {
+	local d
+	# shellcheck disable=SC2012 # newest first; the names are ours
+	ls -td "${MMTUNE_CACHE:-$HOME/.cache/mmtune}"/kernel-pkgs/"$1"-*/ 2>/dev/null | while read -r d; do
+		[ "$(cat "$d/flavour" 2>/dev/null)" = debian-cloud ] && [ -f "$d/.deb-complete" ] && { echo "${d%/}"; break; }
+	done
+}
+
 # copy_root SRC DST: a private copy of a cached root file system.
 copy_root() {
 	rm -rf "$2"

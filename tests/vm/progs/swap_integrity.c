@@ -66,18 +66,28 @@ struct opts {
 enum { PSWPIN, ZSWPIN, SWPIN_ZERO, NR_IN };
 static const char *const in_names[NR_IN] = { "pswpin", "zswpin", "swpin_zero" };
 
-/* The pages of the region in memory: mapped, or in the swap cache. */
-static uint64_t resident_pages(void *mem, uint64_t pages)
+/* mincore() of the region (bit 0: in memory), or NULL after saying why. */
+static unsigned char *resident_vec(void *mem, uint64_t pages)
 {
 	static unsigned char *vec;
-	uint64_t n = 0;
 
 	if (!vec)
 		vec = malloc(pages);
 	if (!vec || mincore(mem, pages * PAGE_SZ, vec)) {
 		msg("mincore: %s", strerror(errno));
-		return pages;
+		return NULL;
 	}
+	return vec;
+}
+
+/* The pages of the region in memory: mapped, or in the swap cache. */
+static uint64_t resident_pages(void *mem, uint64_t pages)
+{
+	unsigned char *vec = resident_vec(mem, pages);
+	uint64_t n = 0;
+
+	if (!vec)
+		return pages;
 	for (uint64_t p = 0; p < pages; p++)
 		n += vec[p] & 1;
 	return n;
@@ -98,11 +108,11 @@ static void leftover_flags(void *mem, uint64_t pages)
 	};
 	struct { uint64_t flags, n; } seen[8] = { { 0 } };
 	uint64_t unmapped = 0, other = 0;
-	unsigned char *vec = malloc(pages);
+	unsigned char *vec = resident_vec(mem, pages);
 	int fd = open("/proc/self/pagemap", O_RDONLY);
 	int nseen = 0;
 
-	if (!vec || fd < 0 || mincore(mem, pages * PAGE_SZ, vec)) {
+	if (!vec || fd < 0) {
 		msg("leftover: cannot look: %s", strerror(errno));
 		goto out;
 	}
@@ -146,7 +156,6 @@ static void leftover_flags(void *mem, uint64_t pages)
 out:
 	if (fd >= 0)
 		close(fd);
-	free(vec);
 }
 
 /*
