@@ -127,6 +127,19 @@ swapon_zram() {
 	swapon /dev/zram0 || fail "swapon /dev/zram0"
 }
 
+# swap_refresh: the swap device that is on (zram0 or vda), made anew and
+# empty. 6.12 gives a large folio swap entries only from a free cluster or
+# one of its order; what earlier rounds left in partly used clusters and
+# the per-CPU slot caches made folio_alloc_swap() fail for shmem's 16K and
+# 64K folios in a later round (stock, test 13 on both the test and the
+# debug kernel), and shmem then splits the folio: not out whole.
+swap_refresh() {
+	case $(awk 'NR == 2 { print $1 }' /proc/swaps) in
+	/dev/zram0) swapon_zram "$(cat /sys/block/zram0/disksize)" ;;
+	/dev/vda) swapon_disk ;;
+	esac
+}
+
 thp_always() { echo always >/sys/kernel/mm/transparent_hugepage/enabled; }
 
 # --- folio sizes (mTHP): kernels with hugepages-<size>kB (6.12) ------------
@@ -164,6 +177,7 @@ mthp_run() {
 	_out=$1 _kb=$2 _kind=$3
 	shift 3
 	mthp_only "$_kb" "$_kind"
+	swap_refresh
 	_shm=
 	[ "$_kind" = shmem ] && _shm=--shmem
 	info "--- ${_kb}kB $_kind: swap_integrity $*"
