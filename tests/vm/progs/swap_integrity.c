@@ -518,7 +518,7 @@ int main(int argc, char **argv)
 		 * once and whole, and the counters show it. One pass under
 		 * --fail-evict: mincore() allocates, and would fail there.
 		 */
-		for (int pass = 0, passes = o.fail_evict ? 1 : 4, idle = 0; pass < passes; pass++) {
+		for (int pass = 0, passes = o.fail_evict ? 1 : 4; pass < passes; pass++) {
 			uint64_t left = pass ? pageout_left : pages;
 
 			pageout_passes++;
@@ -534,18 +534,12 @@ int main(int argc, char **argv)
 			if (!pageout_left)
 				break;
 			/*
-			 * A pass that freed nothing ends the passes, unless
-			 * the test wants every page out (--min-out-pct above
-			 * 0; what is left fails it anyway): then the region
-			 * is passed again once after a second's pause, for a
-			 * busy state that a moment clears. Tests that expect
-			 * folios to stay keep their two passes.
+			 * A pass that freed nothing ends the passes; what a
+			 * test that wants every page out still finds in memory
+			 * goes to the memcg's reclaim below.
 			 */
-			if (pageout_left >= left) {
-				if (!o.min_out_pct || idle++)
-					break;
-				usleep(1000000);
-			}
+			if (pageout_left >= left)
+				break;
 			/* Said every time: a pass after the first is the exception. */
 			msg("MADV_PAGEOUT pass %d left %" PRIu64 " of %" PRIu64 " pages in memory; passing again",
 			    pass + 1, pageout_left, pages);
