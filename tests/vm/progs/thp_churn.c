@@ -160,12 +160,12 @@ static void unpark_writers(void)
 
 /*
  * Split everything, page out a quarter of the THPs, collapse two back and
- * page each one out at once (the first with the writers parked), and
- * every other round page out the whole region. Collapses are slow under
- * TCG (a few per run): a collapsed THP is paged out while it is still
- * whole, since the next split_all() would split it before any other
- * pageout sees it; that is what makes thp_swap decide and zswap_large
- * store a whole THP in every run.
+ * page each one out at once (the round's first that collapsed with the
+ * writers parked), and every other round page out the whole region.
+ * Collapses are slow under TCG (a few per run): a collapsed THP is paged
+ * out while it is still whole, since the next split_all() would split it
+ * before any other pageout sees it; that is what makes thp_swap decide and
+ * zswap_large store a whole THP in every run.
  */
 static void *churner(void *arg)
 {
@@ -184,20 +184,26 @@ static void *churner(void *arg)
 				die(KSFT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
 			pageouts++;
 		}
+		bool parked = false;
+
 		for (size_t i = 0; i < 2; i++) {
 			size_t t = next_rand(&s) % nthps;
+			bool quiet;
 
 			if (madvise(region + t * THP_SZ, THP_SZ, MADV_COLLAPSE)) {
 				collapse_fail++;	/* EAGAIN, ENOMEM: try again later */
 				continue;
 			}
 			collapses++;
-			if (i == 0)
+			quiet = !parked;
+			if (quiet)
 				park_writers();
 			if (madvise(region + t * THP_SZ, THP_SZ, MADV_PAGEOUT))
 				die(KSFT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
-			if (i == 0)
+			if (quiet) {
 				unpark_writers();
+				parked = true;
+			}
 			pageouts++;
 		}
 		if (splits % 2)
