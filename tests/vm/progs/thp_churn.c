@@ -107,8 +107,8 @@ static void *writer(void *arg)
 	uint64_t s = o.seed * 0x9E3779B97F4A7C15ULL + id + 1;
 
 	while (!stop) {
-		size_t p = id + (next_rand(&s) % mine) * o.writers;
-		uint64_t gen = next_rand(&s);
+		size_t p;
+		uint64_t gen;
 
 		if (park) {
 			__atomic_store_n(&parked_gen[id], park_gen, __ATOMIC_RELEASE);
@@ -116,7 +116,8 @@ static void *writer(void *arg)
 				usleep(1000);
 			continue;
 		}
-
+		p = id + (next_rand(&s) % mine) * o.writers;
+		gen = next_rand(&s);
 		if (checksum((uint64_t *)(region + p * PAGE_SZ)) != sums[p]) {
 			if (mismatches[id]++ < 4)
 				msg("writer %u: subpage %zu (THP %zu) changed behind its back",
@@ -176,6 +177,8 @@ static void *churner(void *arg)
 	if (fd < 0)
 		die(KSFT_SKIP, "no /sys/kernel/debug/split_huge_pages: %s", strerror(errno));
 	while (!stop) {
+		bool parked = false;	/* this round */
+
 		split_all(fd);
 		for (size_t i = 0; i < (nthps + 3) / 4; i++) {
 			size_t t = next_rand(&s) % nthps;
@@ -184,8 +187,6 @@ static void *churner(void *arg)
 				die(KSFT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
 			pageouts++;
 		}
-		bool parked = false;
-
 		for (size_t i = 0; i < 2; i++) {
 			size_t t = next_rand(&s) % nthps;
 			bool quiet;

@@ -15,12 +15,12 @@
 . /lib.sh
 require_feature thp_swap split_zero zswap_large
 
-# where_thps_went: the counters that tell what became of whole THPs in
-# reclaim (swapped out whole or split, zswap_large's stores and refusals),
-# as NAME=VALUE; printed as deltas after each run, so that a run without a
-# whole store says why.
+# where_thps_went: the counters that tell what became of THPs in reclaim
+# (swapped out whole or split, zswap_large's stores and refusals) and how
+# much went out, as NAME=VALUE; printed as deltas after each run, so that
+# a run without a whole store says why.
 where_thps_went() {
-	for k in thp_swpout thp_swpout_fallback thp_split_page; do
+	for k in pswpout zswpout thp_swpout thp_swpout_fallback thp_split_page; do
 		echo "$k=$(vmstat $k)"
 	done
 	echo "thp_whole=$(thp_knob thp_whole)"
@@ -41,7 +41,6 @@ went() {
 churn() {
 	thp_counters >/tmp/c0
 	where_thps_went >/tmp/w0
-	sw0=$(vmstat pswpout) zw0=$(vmstat zswpout) sp0=$(vmstat thp_split_page)
 	thp_churn --mib 32 --writers 2 --seconds "$2" --seed "$3" >/tmp/churn.out 2>&1
 	rc=$?
 	cat /tmp/churn.out
@@ -53,14 +52,14 @@ churn() {
 	assert_ge "$writes" 1000 "$1: subpage rewrites"
 	assert_ge "$splits" 4 "$1: split_huge_pages rounds"
 	assert_ge "$collapses" 1 "$1: THPs collapsed again (MADV_COLLAPSE)"
-	assert_ge "$(( $(vmstat thp_split_page) - sp0 ))" 3 "$1: vmstat thp_split_page delta"
+	assert_ge "$(went thp_split_page)" 3 "$1: vmstat thp_split_page delta"
 	assert_ge "$(thp_counter_delta /tmp/c0 splits_scanned)" 3 "$1: split_zero/splits_scanned delta"
 	assert_ge "$(thp_counter_delta /tmp/c0 zero_ptes_mapped)" 1 "$1: split_zero/zero_ptes_mapped delta"
 	if [ "$4" != whole ]; then
 		sampled=$(( $(thp_counter_delta /tmp/c0 thp_whole) + $(thp_counter_delta /tmp/c0 thp_split) ))
 		assert_ge "$sampled" 1 "$1: THPs thp_swap decided on"
 	fi
-	assert_ge $(( $(vmstat pswpout) - sw0 + $(vmstat zswpout) - zw0 )) 1000 "$1: pages swapped out"
+	assert_ge $(( $(went pswpout) + $(went zswpout) )) 1000 "$1: pages swapped out"
 }
 
 thp_setup zram adaptive always
