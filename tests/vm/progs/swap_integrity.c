@@ -23,9 +23,11 @@
  * --mthp KB reports the counters of one folio size as well (the kernel's
  * /sys/kernel/mm/transparent_hugepage/hugepages-<KB>kB/stats: folios
  * allocated while filling, swpout, swpout_fallback and, where the kernel
- * has it, zswpout), and fails unless most of the region was allocated as
- * folios of that size; the caller enables that size. --shmem puts the
- * region in shared anonymous memory (shmem) instead of private memory.
+ * has it, zswpout; split and split_failed), and fails unless most of the
+ * region was allocated as folios of that size; the caller enables that
+ * size. The allocations are every process's: another process faulting
+ * while the size is enabled adds to them. --shmem puts the region in
+ * shared anonymous memory (shmem) instead of private memory.
  *
  * Exit status: 0 pass, 1 fail, 4 skip (kselftest convention).
  */
@@ -190,12 +192,17 @@ static uint64_t drop_resident(const char *cgdir, void *mem, uint64_t pages)
 }
 
 /* The per-size stats of --mthp, by index (the alloc one depends on --shmem). */
-enum { MTHP_ALLOC, MTHP_SWPOUT, MTHP_SWPOUT_FALLBACK, MTHP_ZSWPOUT, NR_MTHP };
+enum {
+	MTHP_ALLOC, MTHP_SWPOUT, MTHP_SWPOUT_FALLBACK, MTHP_ZSWPOUT,
+	MTHP_SPLIT, MTHP_SPLIT_FAILED, NR_MTHP
+};
 static const char *const mthp_names[NR_MTHP] = {
 	"mthp_alloc", "mthp_swpout", "mthp_swpout_fallback", "mthp_zswpout",
+	"mthp_split", "mthp_split_failed",
 };
 static const char *mthp_files[NR_MTHP] = {
 	"anon_fault_alloc", "swpout", "swpout_fallback", "zswpout",
+	"split", "split_failed",
 };
 
 /*

@@ -19,8 +19,8 @@ swapon_zram 1G
 load_mmtune
 echo 1 >"$MMTUNE_THP/enabled" || fail "thp_swap/enabled 1"
 
-# round KB POLICY-FILE-VALUE SEED ARGS...: one round with thp_swap counter
-# snapshots around it (thp_counter_delta /tmp/c0 NAME).
+# round KB SEED ARGS...: one round of swap_integrity with a snapshot of the
+# thp_swap counters before it (delta NAME).
 round() {
 	kb=$1 seed=$2
 	shift 2
@@ -31,40 +31,54 @@ round() {
 	pswpout=$(si_delta /tmp/si.out pswpout)
 }
 delta() { echo $(( $(thp_knob "$1") - $(sed -n "s/^$1=//p" /tmp/c0) )); }
+# decided NAME WHAT: thp_swap's NAME decisions (thp_split or thp_whole)
+# cover at least 90% of the round's folios. Not exactly one each: the
+# size's allocations count every process's faults (513 and 514 for a
+# 512-folio region with a shell loop beside it), a folio whose split
+# failed is asked again, and memory.reclaim of swap_integrity's memcg (when
+# pages stay resident: the zero pages of a sparse round) is asked about
+# the program's own folios too (22 more whole decisions seen).
+decided() {
+	assert_ge "$(delta "$1")" $((folios * 9 / 10)) "$2: thp_swap/$1 delta (of $folios folios)"
+}
 
 echo split >"$MMTUNE_THP/policy_64kB" || fail "policy_64kB split"
 round 64 71 --min-out-pct 90
-assert_eq "$(delta thp_split)" "$folios" "64kB split: thp_swap/thp_split delta"
+decided thp_split "64kB split"
+assert_ge "$(si_delta /tmp/si.out mthp_split)" $((folios * 9 / 10)) "64kB split: hugepages-64kB split delta (the kernel split them)"
 assert_eq "$(delta thp_whole)" 0 "64kB split: thp_swap/thp_whole delta"
 assert_eq "$(si_delta /tmp/si.out mthp_swpout)" 0 "64kB split: hugepages-64kB swpout delta"
 assert_ge "$pswpout" $((pages * 9 / 10)) "64kB split: vmstat pswpout delta (page by page)"
 
 echo whole >"$MMTUNE_THP/policy_64kB" || fail "policy_64kB whole"
 round 64 72 --min-out-pct 90
-assert_eq "$(delta thp_whole)" "$folios" "64kB whole: thp_swap/thp_whole delta"
+decided thp_whole "64kB whole"
 assert_eq "$(delta thp_split)" 0 "64kB whole: thp_swap/thp_split delta"
 assert_ge "$(si_delta /tmp/si.out mthp_swpout)" $((folios * 9 / 10)) "64kB whole: hugepages-64kB swpout delta (of $folios)"
 
 echo adaptive >"$MMTUNE_THP/policy_64kB" || fail "policy_64kB adaptive"
 round 64 73 --data-every 16 --min-out-pct 0
-assert_eq "$(delta thp_split)" "$folios" "64kB adaptive, 1 page in 16 with data: thp_swap/thp_split delta"
-assert_ge "$(delta subpages_sampled)" "$folios" "64kB adaptive: thp_swap/subpages_sampled delta"
+decided thp_split "64kB adaptive, 1 page in 16 with data"
+assert_ge "$(si_delta /tmp/si.out mthp_split)" $((folios * 9 / 10)) "64kB adaptive, 1 page in 16 with data: hugepages-64kB split delta (the kernel split them)"
+assert_ge "$(delta subpages_sampled)" "$(delta thp_split)" "64kB adaptive: thp_swap/subpages_sampled delta"
 assert_eq "$(si_delta /tmp/si.out mthp_swpout)" 0 "64kB adaptive sparse: hugepages-64kB swpout delta"
 assert_ge "$pswpout" $((pages / 16 * 9 / 10)) "64kB adaptive sparse: vmstat pswpout delta (about the $((pages / 16)) data pages)"
 assert_le "$pswpout" $((pages / 16 + pages / 160 + 64)) "64kB adaptive sparse: vmstat pswpout delta (not the zero pages)"
 
 round 64 74 --min-out-pct 90
-assert_eq "$(delta thp_whole)" "$folios" "64kB adaptive, every page with data: thp_swap/thp_whole delta"
+decided thp_whole "64kB adaptive, every page with data"
 assert_ge "$(si_delta /tmp/si.out mthp_swpout)" $((folios * 9 / 10)) "64kB adaptive dense: hugepages-64kB swpout delta (of $folios)"
 
 echo split >"$MMTUNE_THP/policy" || fail "policy split"
 echo inherit >"$MMTUNE_THP/policy_16kB" || fail "policy_16kB inherit"
 echo whole >"$MMTUNE_THP/policy_2048kB" || fail "policy_2048kB whole"
 round 16 75 --min-out-pct 90
-assert_eq "$(delta thp_split)" "$folios" "16kB inherit (policy split): thp_swap/thp_split delta"
+decided thp_split "16kB inherit (policy split)"
+assert_ge "$(si_delta /tmp/si.out mthp_split)" $((folios * 9 / 10)) "16kB inherit (policy split): hugepages-16kB split delta (the kernel split them)"
+assert_eq "$(delta thp_whole)" 0 "16kB inherit (policy split): thp_swap/thp_whole delta"
 assert_eq "$(si_delta /tmp/si.out mthp_swpout)" 0 "16kB inherit (policy split): hugepages-16kB swpout delta"
 round 2048 76 --min-out-pct 90
-assert_eq "$(delta thp_whole)" "$folios" "2048kB whole: thp_swap/thp_whole delta"
+decided thp_whole "2048kB whole"
 assert_ge "$(si_delta /tmp/si.out mthp_swpout)" $((folios * 9 / 10)) "2048kB whole: hugepages-2048kB swpout delta (of $folios)"
 assert_ge "$(si_delta /tmp/si.out thp_swpout)" $((folios * 9 / 10)) "2048kB whole: vmstat thp_swpout delta"
 unload_mmtune
