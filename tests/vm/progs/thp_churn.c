@@ -189,19 +189,17 @@ static void *churner(void *arg)
 		}
 		for (size_t i = 0; i < 2; i++) {
 			size_t t = next_rand(&s) % nthps;
-			bool quiet;
 
 			if (madvise(region + t * THP_SZ, THP_SZ, MADV_COLLAPSE)) {
 				collapse_fail++;	/* EAGAIN, ENOMEM: try again later */
 				continue;
 			}
 			collapses++;
-			quiet = !parked;
-			if (quiet)
+			if (!parked)
 				park_writers();
 			if (madvise(region + t * THP_SZ, THP_SZ, MADV_PAGEOUT))
 				die(KSFT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
-			if (quiet) {
+			if (!parked) {
 				unpark_writers();
 				parked = true;
 			}
