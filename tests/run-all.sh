@@ -118,6 +118,12 @@ else
 	run_suite packaging tests/packaging/run.sh --quick
 fi
 
+# What failed and why, once more at the end: a view of the output that
+# keeps only its head and its tail (CI's) still shows the assertions.
+if [ "$failed" -gt 0 ]; then
+	echo "=== failures (suite log: line)"
+	grep -n -E '^(not ok |# FAIL: |vm: FAIL: |FAIL: )' "$log"/*.log | sed "s|^$log/||" | tail -n 40
+fi
 echo "=== all suites in $(( $(date +%s) - start ))s"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -236,10 +236,14 @@ static void mthp_read(unsigned long kib, int64_t *vals)
  * The vmstat counters it checks and reports, by index. swpout_zero (6.12:
  * zero-filled pages swapped out as a bit in the device's zeromap, never
  * written) stays 0 where the kernel has no such counter (6.1).
+ * thp_collapse_alloc: khugepaged's collapses, every process's; one of the
+ * region during the round swaps out as a THP, not in the round's folios.
  */
-enum { PSWPOUT, ZSWPOUT, THP_SWPOUT, THP_SWPOUT_FALLBACK, SWPOUT_ZERO, NR_COUNTERS };
+enum { PSWPOUT, ZSWPOUT, THP_SWPOUT, THP_SWPOUT_FALLBACK, SWPOUT_ZERO, THP_COLLAPSE_ALLOC,
+       NR_COUNTERS };
 static const char *const counter_names[NR_COUNTERS] = {
 	"pswpout", "zswpout", "thp_swpout", "thp_swpout_fallback", "swpout_zero",
+	"thp_collapse_alloc",
 };
 
 static enum fill fill_mode;
