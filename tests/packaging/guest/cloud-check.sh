@@ -128,7 +128,7 @@ mthp_zswap_round() {
 	swap_integrity --thp --mthp "$kb" --size 32 --fill compressible --evict pageout --min-out-pct 100 --seed "$2" >$o 2>&1; rc=$?
 	echo "$old2m" >$thp/hugepages-2048kB/enabled
 	tap_diag "$(cat $o)"
-	folios=$(si $o mthp_alloc)
+	folios=$(si $o region_folios)
 	got="folios $folios, hugepages-${kb}kB zswpout $(si $o mthp_zswpout) swpout $(si $o mthp_swpout), thp_stored +$(( $(zl thp_stored) - t0 )), subpages_stored +$(( $(zl subpages_stored) - s0 )), fallback_disk +$(( $(zl fallback_disk) - f0 )), zswpout $(si $o zswpout) of $(si $o pages) pages, pswpout $(si $o pswpout)"
 	want="folios $folios, hugepages-${kb}kB zswpout $folios swpout 0, thp_stored +$folios, subpages_stored +$((folios * pages)), fallback_disk +0, zswpout $(si $o pages) of $(si $o pages) pages, pswpout 0"
 	tap_diag "thp_swap (adaptive): thp_whole +$(( $(cat $mm/thp_swap/thp_whole) - w0 )), thp_split +$(( $(cat $mm/thp_swap/thp_split) - x0 ))"

@@ -178,7 +178,7 @@ mthp_stat() { cat "$THP_SYSFS/hugepages-${1}kB/stats/$2"; }
 # back, compared) on memory of that kind faulted in KB folios only
 # (mthp_only), output in OUT and shown; its deltas line has the size's
 # counters (si_delta OUT mthp_alloc, mthp_swpout, mthp_swpout_fallback,
-# mthp_zswpout). Fails the test if the round trip fails, or if khugepaged
+# mthp_zswpout) and region_folios, the region's own folios of the size. Fails the test if the round trip fails, or if khugepaged
 # collapsed anything during a round below the PMD size.
 mthp_run() {
 	_out=$1 _kb=$2 _kind=$3
@@ -212,7 +212,7 @@ mthp_integrity() {
 		for _kb in 16 64 2048; do
 			_seed=$((_seed + 1))
 			mthp_run /tmp/si.out $_kb $_kind --size 32 --evict pageout --min-out-pct 90 --seed $_seed
-			_folios=$(si_delta /tmp/si.out mthp_alloc)
+			_folios=$(si_delta /tmp/si.out region_folios)
 			assert_ge "$(si_delta /tmp/si.out mthp_swpout)" $((_folios * 9 / 10)) \
 				"$1 ${_kb}kB $_kind: hugepages-${_kb}kB swpout delta (of $_folios folios, out whole)"
 			assert_eq "$(si_delta /tmp/si.out zswpout)" 0 "$1 ${_kb}kB $_kind: vmstat zswpout delta"

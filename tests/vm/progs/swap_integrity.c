@@ -23,11 +23,13 @@
  * --mthp KB reports the counters of one folio size as well (the kernel's
  * /sys/kernel/mm/transparent_hugepage/hugepages-<KB>kB/stats: folios
  * allocated while filling, swpout, swpout_fallback and, where the kernel
- * has it, zswpout; split and split_failed), and fails unless most of the
- * region was allocated as folios of that size; the caller enables that
- * size. The allocations are every process's: another process faulting
- * while the size is enabled adds to them. --shmem puts the region in
- * shared anonymous memory (shmem) instead of private memory.
+ * has it, zswpout; split and split_failed) and region_folios, the folios
+ * of that size found backing the region after the fill (pagemap and
+ * kpageflags), and fails unless they are most of the region; the caller
+ * enables that size. The allocations are every process's: another process
+ * faulting while the size is enabled adds to them; region_folios does not.
+ * --shmem puts the region in shared anonymous memory (shmem) instead of
+ * private memory.
  *
  * Exit status: 0 pass, 1 fail, 4 skip (kselftest convention).
  */
@@ -230,6 +232,90 @@ static void mthp_read(unsigned long kib, int64_t *vals)
 {
 	for (int k = 0; k < NR_MTHP; k++)
 		vals[k] = mthp_stat(kib, mthp_files[k]);
+}
+
+/* kpageflags bits (Documentation/admin-guide/mm/pagemap.rst). */
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+
+/*
+ * Buffers of region_folios(), allocated and touched before the counters'
+ * first read: a page the program faults in the window would be a folio of
+ * the size too, and count in its allocations (513 for a 512-folio region).
+ */
+static uint64_t *pm_buf, *kpf_buf;
+#define PM_CHUNK	512
+
+static void region_folios_prepare(unsigned long kib)
+{
+	pm_buf = calloc(PM_CHUNK, sizeof(*pm_buf));
+	kpf_buf = calloc(kib / 4 + 1, sizeof(*kpf_buf));
+	if (!pm_buf || !kpf_buf)
+		die(KSFT_FAIL, "calloc: %s", strerror(errno));
+	memset(pm_buf, 1, PM_CHUNK * sizeof(*pm_buf));
+	memset(kpf_buf, 1, (kib / 4 + 1) * sizeof(*kpf_buf));
+}
+
+/*
+ * The folios of exactly @kib that back the region (mapped there, as the
+ * fill left it): the region's own count, where the size's allocation stat
+ * counts every process's faults. A folio of @kib starts at a multiple of
+ * its pages (the region starts on a PMD boundary, at file offset 0 for
+ * shmem); its pages are contiguous PFNs, a compound head, then tails, and
+ * the PFN after them no tail (not part of a larger folio).
+ */
+static int64_t region_folios(void *mem, uint64_t pages, unsigned long kib)
+{
+	uint64_t n = kib / 4, chunk = UINT64_MAX;
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	int kpf = open("/proc/kpageflags", O_RDONLY);
+	int64_t found = 0;
+
+	if (pm < 0 || kpf < 0) {
+		msg("region folios: cannot open pagemap or kpageflags: %s", strerror(errno));
+		found = -1;
+		goto out;
+	}
+	for (uint64_t p = 0; p + n <= pages; p += n) {
+		uint64_t pfn0 = 0, i;
+		ssize_t got;
+
+		for (i = 0; i < n; i++) {
+			uint64_t q = p + i, e;
+
+			if (q / PM_CHUNK != chunk) {
+				off_t off;
+
+				chunk = q / PM_CHUNK;
+				off = (off_t)(((uintptr_t)mem / PAGE_SZ + chunk * PM_CHUNK) * sizeof(e));
+				if (pread(pm, pm_buf, PM_CHUNK * sizeof(e), off) !=
+				    (ssize_t)(PM_CHUNK * sizeof(e)))
+					die(KSFT_FAIL, "pagemap read: %s", strerror(errno));
+			}
+			e = pm_buf[q % PM_CHUNK];
+			if (!(e & PM_PRESENT) || (e & PM_PFN_MASK) != (i ? pfn0 + i : e & PM_PFN_MASK))
+				break;
+			pfn0 = i ? pfn0 : e & PM_PFN_MASK;
+		}
+		if (i < n || !pfn0)
+			continue;
+		/* One word past the folio: short only at the end of memory. */
+		kpf_buf[n] = 0;
+		got = pread(kpf, kpf_buf, (n + 1) * sizeof(*kpf_buf), (off_t)(pfn0 * sizeof(*kpf_buf)));
+		if (got < (ssize_t)(n * sizeof(*kpf_buf)))
+			continue;
+		if (!(kpf_buf[0] >> KPF_COMPOUND_HEAD & 1) || kpf_buf[n] >> KPF_COMPOUND_TAIL & 1)
+			continue;
+		for (i = 1; i < n && kpf_buf[i] >> KPF_COMPOUND_TAIL & 1; i++)
+			;
+		found += i == n;
+	}
+out:
+	if (pm >= 0)
+		close(pm);
+	if (kpf >= 0)
+		close(kpf);
+	return found;
 }
 
 /*
@@ -444,7 +530,7 @@ int main(int argc, char **argv)
 	uint64_t evicted_resident = 0, resident = 0, in = 0;
 	uint64_t pageout_left = 0, pageout_left1 = 0;
 	int pageout_passes = 0;
-	int64_t mthp_before[NR_MTHP], mthp_d[NR_MTHP], folios = 0;
+	int64_t mthp_before[NR_MTHP], mthp_d[NR_MTHP], folios = 0, own_folios = 0;
 	char cgdir[128] = "";
 	struct opts o;
 	uint64_t pages, out, bad, thps;
@@ -491,12 +577,19 @@ int main(int argc, char **argv)
 	     !o.keep_swapcache) && memcg_enter(&o, cgdir, sizeof(cgdir)))
 		return KSFT_FAIL;
 
+	/* Nothing of the program faults between the counters' reads but the region. */
+	if (!resident_vec(mem, pages))
+		return KSFT_FAIL;
+	if (o.mthp_kib)
+		region_folios_prepare(o.mthp_kib);
 	vmstat_read(counter_names, before, NR_COUNTERS);
 	if (o.mthp_kib)
 		mthp_read(o.mthp_kib, mthp_before);
 	fill(&o, mem, pages);
-	if (o.mthp_kib)
+	if (o.mthp_kib) {
 		folios = mthp_stat(o.mthp_kib, mthp_files[MTHP_ALLOC]) - mthp_before[MTHP_ALLOC];
+		own_folios = region_folios(mem, pages, o.mthp_kib);
+	}
 	/* Under a memcg limit some THPs may be out already: a lower bound. */
 	thps = vma_anon_huge_kib(mem) / (THP_SZ >> 10);
 	if (o.evict == EVICT_PAGEOUT) {
@@ -563,6 +656,10 @@ int main(int argc, char **argv)
 			 * dirty in the page cache, every pass) are out of
 			 * MADV_PAGEOUT's reach; the memcg's reclaim writes them,
 			 * before the counters are read, so that they count.
+			 * Every such count was whole 2M ranges: khugepaged
+			 * collapsing the shmem (it unmaps, and a failed
+			 * collapse leaves the small folios so), which the
+			 * tests' mthp_only now keeps off.
 			 */
 			if (cgdir[0] && !o.keep_swapcache && !o.fail_evict) {
 				pageout_left = drop_resident(cgdir, mem, pages);
@@ -623,6 +720,9 @@ int main(int argc, char **argv)
 	for (int k = 0; o.mthp_kib && k < NR_MTHP; k++)
 		if (mthp_d[k] >= 0)
 			printf(" %s=%" PRId64, mthp_names[k], k == MTHP_ALLOC ? folios : mthp_d[k]);
+	/* The folios of the size found backing the region after the fill. */
+	if (o.mthp_kib)
+		printf(" region_folios=%" PRId64, own_folios);
 	printf("\n");
 	msg("pswpout +%" PRIu64 " zswpout +%" PRIu64 " swpout_zero +%" PRIu64
 	    " thp_swpout +%" PRIu64 " thp_swpout_fallback +%" PRIu64 " of %" PRIu64 " pages",
@@ -656,15 +756,16 @@ int main(int argc, char **argv)
 	}
 	if (o.mthp_kib) {
 		uint64_t want = pages / (o.mthp_kib / 4) * o.min_mthp_pct / 100;
+		int64_t backed = own_folios < 0 ? folios : own_folios;
 
-		msg("%lukB folios: %" PRId64 " allocated (of %" PRIu64 "), swpout +%" PRId64
-		    ", swpout_fallback +%" PRId64 ", zswpout %s%" PRId64,
-		    o.mthp_kib, folios, pages / (o.mthp_kib / 4), mthp_d[MTHP_SWPOUT],
+		msg("%lukB folios: %" PRId64 " backing the region (of %" PRIu64 "), %" PRId64
+		    " allocated, swpout +%" PRId64 ", swpout_fallback +%" PRId64 ", zswpout %s%" PRId64,
+		    o.mthp_kib, own_folios, pages / (o.mthp_kib / 4), folios, mthp_d[MTHP_SWPOUT],
 		    mthp_d[MTHP_SWPOUT_FALLBACK], mthp_d[MTHP_ZSWPOUT] < 0 ? "(none) " : "+",
 		    mthp_d[MTHP_ZSWPOUT] < 0 ? 0 : mthp_d[MTHP_ZSWPOUT]);
-		if ((uint64_t)folios < want) {
+		if ((uint64_t)backed < want) {
 			msg("FAIL: only %" PRId64 " %lukB folios backed the region (want >= %" PRIu64
-			    ", %u%%): is hugepages-%lukB enabled?", folios, o.mthp_kib, want,
+			    ", %u%%): is hugepages-%lukB enabled?", backed, o.mthp_kib, want,
 			    o.min_mthp_pct, o.mthp_kib);
 			ret = KSFT_FAIL;
 		}

@@ -16,7 +16,7 @@ zswap_large_setup
 stored() {
 	t0=$(mmtune_zswap thp_stored) s0=$(mmtune_zswap subpages_stored) f0=$(mmtune_zswap fallback_disk) r0=$(zswap_refusals)
 	mthp_run /tmp/si.out "$1" "$2" --size 32 --fill compressible --evict pageout --min-out-pct 100 --seed "$3"
-	folios=$(si_delta /tmp/si.out mthp_alloc)
+	folios=$(si_delta /tmp/si.out region_folios)
 	what="${1}kB $2"
 	assert_eq "$(si_delta /tmp/si.out mthp_zswpout)" "$folios" "$what: hugepages-${1}kB zswpout delta (every folio stored whole)"
 	assert_eq $(( $(mmtune_zswap thp_stored) - t0 )) "$folios" "$what: zswap_large/thp_stored delta"
@@ -33,7 +33,7 @@ stored() {
 to_disk() {
 	t0=$(mmtune_zswap thp_stored)
 	mthp_run /tmp/si.out "$1" "$2" --size 32 --fill compressible --evict pageout --min-out-pct 90 --seed "$3"
-	folios=$(si_delta /tmp/si.out mthp_alloc)
+	folios=$(si_delta /tmp/si.out region_folios)
 	what="${1}kB $2, $4"
 	assert_eq "$(si_delta /tmp/si.out mthp_zswpout)" 0 "$what: hugepages-${1}kB zswpout delta"
 	assert_eq $(( $(mmtune_zswap thp_stored) - t0 )) 0 "$what: zswap_large/thp_stored delta"

@@ -18,7 +18,7 @@ for kind in anon shmem; do
 		t0=$(mmtune_zswap thp_stored) r0=$(zswap_refusals)
 		mthp_run /tmp/si.out $kb $kind --size 32 --fill compressible --evict pageout \
 			--zswap-writeback 0 --min-out-pct 100 --seed $seed
-		folios=$(si_delta /tmp/si.out mthp_alloc)
+		folios=$(si_delta /tmp/si.out region_folios)
 		what="writeback 0, ${kb}kB $kind"
 		assert_eq "$(si_delta /tmp/si.out mthp_zswpout)" "$folios" "$what: hugepages-${kb}kB zswpout delta (every folio stored whole)"
 		assert_eq $(( $(mmtune_zswap thp_stored) - t0 )) "$folios" "$what: zswap_large/thp_stored delta"
@@ -36,7 +36,7 @@ for kind in anon shmem; do
 	seed=$((seed + 1))
 	mthp_run /tmp/si.out 64 $kind --size 32 --fill compressible --evict pageout \
 		--zswap-writeback 0 --min-out-pct 0 --seed $seed
-	folios=$(si_delta /tmp/si.out mthp_alloc)
+	folios=$(si_delta /tmp/si.out region_folios)
 	what="writeback 0, store_64kB 0, 64kB $kind"
 	assert_eq "$(si_delta /tmp/si.out mthp_zswpout)" 0 "$what: hugepages-64kB zswpout delta"
 	assert_eq "$(si_delta /tmp/si.out mthp_swpout)" 0 "$what: hugepages-64kB swpout delta (kept in memory)"

@@ -77,7 +77,7 @@ echo 60000 >"$MMTUNE_ZSWAP/backoff_ms" || fail "backoff_ms 60000"
 failslab_zswap_entry
 fault_arm $FAILSLAB 100
 round 64 "back-off: every allocation fails, $what" 401
-folios=$(si_delta /tmp/si.out mthp_alloc)
+folios=$(si_delta /tmp/si.out region_folios)
 assert_ge "$(delta rollback_nomem)" 1 "back-off: zswap_large/rollback_nomem delta"
 assert_ge "$(delta backoff_skipped)" $(( folios - $(delta rollback_nomem) - 1 )) "back-off: zswap_large/backoff_skipped delta (folios after the failure)"
 assert_eq "$(delta thp_stored)" 0 "back-off: zswap_large/thp_stored delta"

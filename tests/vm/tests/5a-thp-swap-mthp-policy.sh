@@ -26,19 +26,20 @@ round() {
 	shift 2
 	for f in thp_whole thp_split subpages_sampled; do echo "$f=$(thp_knob $f)"; done >/tmp/c0
 	mthp_run /tmp/si.out "$kb" anon --size 32 --evict pageout --seed "$seed" "$@"
-	folios=$(si_delta /tmp/si.out mthp_alloc)
+	folios=$(si_delta /tmp/si.out region_folios)
 	pages=$(si_delta /tmp/si.out pages)
 	pswpout=$(si_delta /tmp/si.out pswpout)
 }
 delta() { echo $(( $(thp_knob "$1") - $(sed -n "s/^$1=//p" /tmp/c0) )); }
 # decided NAME WHAT: thp_swap's NAME decisions (thp_split or thp_whole)
-# cover at least 90% of the round's folios. Not exactly one each: the
-# size's allocations count every process's faults (513 and 514 for a
-# 512-folio region with a shell loop beside it), a folio whose split
-# failed is asked again, and memory.reclaim of swap_integrity's memcg (when
-# pages stay resident: the zero pages of a sparse round) is asked about
-# the program's own folios too (22 more whole decisions seen). For
-# thp_split, the kernel's own split count of the size must show them too.
+# cover at least 90% of the round's folios (region_folios, the folios of
+# the size found backing the region). Not exactly one each: the decisions
+# are every process's (a shell loop beside the test added 1 and 2), a
+# folio whose split failed is asked again, and memory.reclaim of
+# swap_integrity's memcg (when pages stay resident: the zero pages of a
+# sparse round) is asked about the program's own folios too (22 more
+# whole decisions seen). For thp_split, the kernel's own split count of
+# the size must show them too.
 decided() {
 	assert_ge "$(delta "$1")" $((folios * 9 / 10)) "$2: thp_swap/$1 delta (of $folios folios)"
 	[ "$1" = thp_split ] || return 0
