@@ -178,8 +178,9 @@ mthp_stat() { cat "$THP_SYSFS/hugepages-${1}kB/stats/$2"; }
 # back, compared) on memory of that kind faulted in KB folios only
 # (mthp_only), output in OUT and shown; its deltas line has the size's
 # counters (si_delta OUT mthp_alloc, mthp_swpout, mthp_swpout_fallback,
-# mthp_zswpout) and region_folios, the region's own folios of the size. Fails the test if the round trip fails, or if khugepaged
-# collapsed anything during a round below the PMD size.
+# mthp_zswpout) and region_folios, the region's own folios of the size.
+# Fails the test if the round trip fails, or if khugepaged collapsed
+# anything during a round below the PMD size.
 mthp_run() {
 	_out=$1 _kb=$2 _kind=$3
 	shift 3

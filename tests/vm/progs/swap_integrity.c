@@ -239,21 +239,21 @@ static void mthp_read(unsigned long kib, int64_t *vals)
 #define KPF_COMPOUND_TAIL	16
 
 /*
- * Buffers of region_folios(), allocated and touched before the counters'
- * first read: a page the program faults in the window would be a folio of
- * the size too, and count in its allocations (513 for a 512-folio region).
+ * kpageflags words of one folio and the page after it, allocated and
+ * touched before the counters' first read: a page the program faulted in
+ * the window would be a folio of the size too, and count in its
+ * allocations (513 for a 512-folio region).
  */
-static uint64_t *pm_buf, *kpf_buf;
-#define PM_CHUNK	512
+static uint64_t *kpf_buf;
 
 static void region_folios_prepare(unsigned long kib)
 {
-	pm_buf = calloc(PM_CHUNK, sizeof(*pm_buf));
-	kpf_buf = calloc(kib / 4 + 1, sizeof(*kpf_buf));
-	if (!pm_buf || !kpf_buf)
-		die(KSFT_FAIL, "calloc: %s", strerror(errno));
-	memset(pm_buf, 1, PM_CHUNK * sizeof(*pm_buf));
-	memset(kpf_buf, 1, (kib / 4 + 1) * sizeof(*kpf_buf));
+	size_t len = (kib / 4 + 1) * sizeof(*kpf_buf);
+
+	kpf_buf = malloc(len);
+	if (!kpf_buf)
+		die(KSFT_FAIL, "malloc: %s", strerror(errno));
+	memset(kpf_buf, 0, len);
 }
 
 /*
@@ -262,47 +262,40 @@ static void region_folios_prepare(unsigned long kib)
  * counts every process's faults. A folio of @kib starts at a multiple of
  * its pages (the region starts on a PMD boundary, at file offset 0 for
  * shmem); its pages are contiguous PFNs, a compound head, then tails, and
- * the PFN after them no tail (not part of a larger folio).
+ * the PFN after them no tail (not part of a larger folio). -1 if the
+ * files cannot be read (not root).
  */
 static int64_t region_folios(void *mem, uint64_t pages, unsigned long kib)
 {
-	uint64_t n = kib / 4, chunk = UINT64_MAX;
+	uint64_t n = kib / 4;
 	int pm = open("/proc/self/pagemap", O_RDONLY);
 	int kpf = open("/proc/kpageflags", O_RDONLY);
-	int64_t found = 0;
+	int64_t found = -1;
 
 	if (pm < 0 || kpf < 0) {
 		msg("region folios: cannot open pagemap or kpageflags: %s", strerror(errno));
-		found = -1;
 		goto out;
 	}
+	found = 0;
 	for (uint64_t p = 0; p + n <= pages; p += n) {
 		uint64_t pfn0 = 0, i;
-		ssize_t got;
 
 		for (i = 0; i < n; i++) {
-			uint64_t q = p + i, e;
+			uint64_t e = pagemap_entry(pm, (char *)mem + (p + i) * PAGE_SZ);
 
-			if (q / PM_CHUNK != chunk) {
-				off_t off;
-
-				chunk = q / PM_CHUNK;
-				off = (off_t)(((uintptr_t)mem / PAGE_SZ + chunk * PM_CHUNK) * sizeof(e));
-				if (pread(pm, pm_buf, PM_CHUNK * sizeof(e), off) !=
-				    (ssize_t)(PM_CHUNK * sizeof(e)))
-					die(KSFT_FAIL, "pagemap read: %s", strerror(errno));
-			}
-			e = pm_buf[q % PM_CHUNK];
-			if (!(e & PM_PRESENT) || (e & PM_PFN_MASK) != (i ? pfn0 + i : e & PM_PFN_MASK))
+			if (!(e & PM_PRESENT) || !(e & PM_PFN_MASK))
 				break;
-			pfn0 = i ? pfn0 : e & PM_PFN_MASK;
+			if (!i)
+				pfn0 = e & PM_PFN_MASK;
+			else if ((e & PM_PFN_MASK) != pfn0 + i)
+				break;
 		}
-		if (i < n || !pfn0)
+		if (i < n)
 			continue;
-		/* One word past the folio: short only at the end of memory. */
+		/* The word past the folio is short only at the end of memory. */
 		kpf_buf[n] = 0;
-		got = pread(kpf, kpf_buf, (n + 1) * sizeof(*kpf_buf), (off_t)(pfn0 * sizeof(*kpf_buf)));
-		if (got < (ssize_t)(n * sizeof(*kpf_buf)))
+		if (pread(kpf, kpf_buf, (n + 1) * sizeof(*kpf_buf), (off_t)(pfn0 * sizeof(*kpf_buf))) <
+		    (ssize_t)(n * sizeof(*kpf_buf)))
 			continue;
 		if (!(kpf_buf[0] >> KPF_COMPOUND_HEAD & 1) || kpf_buf[n] >> KPF_COMPOUND_TAIL & 1)
 			continue;
