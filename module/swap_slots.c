@@ -87,32 +87,50 @@ static DEFINE_MUTEX(active_lock);
 static bool cache_active;
 static int cpuhp_state;
 
-/* Returns the cached slots of @cpu to the swap devices. */
+/* Returns @n slots to the swap devices; counted as one flush. */
+static void return_slots(swp_entry_t *slots, int n)
+{
+	swapcache_free_entries(slots, n);
+	this_cpu_inc(swap_slots_stats.flush);
+	this_cpu_add(swap_slots_stats.flush_slots, n);
+}
+
+/*
+ * Returns the cached slots of @cpu to the swap devices, SWAP_BATCH at a
+ * time, as the free path does: a whole cache (up to 1024 slots) in one
+ * swapcache_free_entries() held si->lock, and on the free side interrupts
+ * off, far longer than any stock return. The free side's batches are
+ * copied out under free_lock and returned with it dropped; frees that
+ * come in meanwhile are drained in the same loop.
+ */
 static void drain_cpu(unsigned int cpu, int online)
 {
 	struct slot_cache *c = per_cpu_ptr(&slot_caches, cpu);
+	swp_entry_t batch[SWAP_BATCH];
 	int n;
 
 	mutex_lock(&c->alloc_lock);
-	n = c->nr;
-	if (n) {
-		swapcache_free_entries(c->slots + c->cur, n);
-		this_cpu_inc(swap_slots_stats.flush);
-		this_cpu_add(swap_slots_stats.flush_slots, n);
+	while (c->nr) {
+		n = min_t(int, c->nr, SWAP_BATCH);
+		return_slots(c->slots + c->cur, n);
+		c->cur += n;
+		c->nr -= n;
+		cond_resched();
 	}
-	c->nr = 0;
 	c->cur = 0;
-	spin_lock_irq(&c->free_lock);
-	n = c->n_ret;
-	if (n) {
-		swapcache_free_entries(c->slots_ret, n);
-		this_cpu_inc(swap_slots_stats.flush);
-		this_cpu_add(swap_slots_stats.flush_slots, n);
-	}
-	c->n_ret = 0;
-	if (online >= 0)
-		c->online = online;
-	spin_unlock_irq(&c->free_lock);
+	do {
+		spin_lock_irq(&c->free_lock);
+		n = min_t(int, c->n_ret, SWAP_BATCH);
+		c->n_ret -= n;
+		memcpy(batch, c->slots_ret + c->n_ret, n * sizeof(*batch));
+		/* Closed (CPU offline) before the last slots go. */
+		if (!c->n_ret && online >= 0)
+			c->online = online;
+		spin_unlock_irq(&c->free_lock);
+		if (n)
+			return_slots(batch, n);
+		cond_resched();
+	} while (n);
 	mutex_unlock(&c->alloc_lock);
 }
 
@@ -282,10 +300,7 @@ static int swap_slots_free(swp_entry_t entry)
 				memcpy(full, c->slots_ret + c->n_ret,
 				       n * sizeof(*full));
 			} else {
-				swapcache_free_entries(c->slots_ret + c->n_ret,
-						       n);
-				this_cpu_inc(swap_slots_stats.flush);
-				this_cpu_add(swap_slots_stats.flush_slots, n);
+				return_slots(c->slots_ret + c->n_ret, n);
 			}
 		}
 		c->slots_ret[c->n_ret++] = entry;
@@ -297,9 +312,7 @@ static int swap_slots_free(swp_entry_t entry)
 		 * Still in the hook's RCU read section: unload and disable
 		 * wait for this return before they free or drain the cache.
 		 */
-		swapcache_free_entries(full, n);
-		this_cpu_inc(swap_slots_stats.flush);
-		this_cpu_add(swap_slots_stats.flush_slots, n);
+		return_slots(full, n);
 		spin_lock_irqsave(&c->free_lock, flags);
 		c->spare = full;
 		spin_unlock_irqrestore(&c->free_lock, flags);

@@ -32,7 +32,7 @@ static u32 threshold = THP_THRESHOLD_DEFAULT;
 static u32 size_policy[MMTUNE_NR_ORDERS];
 
 struct thp_swap_stats {
-	unsigned long thp_whole, thp_split, subpages_sampled,
+	unsigned long thp_whole, thp_split, thp_split_failed, subpages_sampled,
 		      subpages_sampled_zero;
 };
 static DEFINE_PER_CPU(struct thp_swap_stats, thp_swap_stats);
@@ -98,6 +98,16 @@ static int thp_swap_split(struct folio *folio)
 	return MMTUNE_STOCK;
 }
 
+/*
+ * The thp_swap_split_failed hook: the split asked for above failed, and the
+ * kernel swaps the folio out whole, as stock does. Context: as
+ * thp_swap_split, inside an RCU read section.
+ */
+static void thp_swap_split_failed(struct folio *folio)
+{
+	this_cpu_inc(thp_swap_stats.thp_split_failed);
+}
+
 static int thp_swap_set_sample_size(u32 val)
 {
 	return thp_policy_check(val, threshold);
@@ -132,7 +142,8 @@ static MMTUNE_KNOB_ORDER_CHOICE(policy_2048kB, size_policy, 9,
 
 #define STAT(field) MMTUNE_COUNTER(thp_swap_stats, field)
 static const struct mmtune_counter thp_swap_counters[] = {
-	STAT(thp_whole), STAT(thp_split), STAT(subpages_sampled),
+	STAT(thp_whole), STAT(thp_split), STAT(thp_split_failed),
+	STAT(subpages_sampled),
 	STAT(subpages_sampled_zero),
 	{}
 };
@@ -154,7 +165,8 @@ static struct attribute *thp_swap_attrs[] = {
 };
 
 static const struct mmtune_ops thp_swap_hooks = {
-	.thp_swap_split	= thp_swap_split,
+	.thp_swap_split		= thp_swap_split,
+	.thp_swap_split_failed	= thp_swap_split_failed,
 };
 
 const struct mmtune_desc thp_swap_feature = {

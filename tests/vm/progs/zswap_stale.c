@@ -28,13 +28,28 @@
  * whole swap cache folio again on the first fault, tails included (its
  * pin has no tail_index file, and none is needed).
  *
- *   zswap_stale --hold DIR --pin DIR [--subpage 0|3..511] [--attempts N]
+ * --zero (kernels with a swap zeromap, 6.12): the whole THP is zeroed
+ * instead, so that the next write puts it in the zeromap without
+ * zswap_store(). Its old entries must be dropped all the same: otherwise
+ * zswap writeback (the memcg shrinker, run here through memory.reclaim)
+ * brings the old bytes back into the swap cache, ahead of the zeromap,
+ * and the read-back maps them instead of zeros.
+ *
+ * --exit KB: the slots of a KB folio stored whole are freed while it is
+ * still in the swap cache: a child process faults it, pages it out (the
+ * module pins it) and exits. Its zswap entries must all be dropped with
+ * the slots (put_swap_folio()'s whole-range path), not leak until the
+ * slots are reused.
+ *
+ *   zswap_stale --hold DIR --pin DIR [--subpage 0|3..511] [--zero] [--attempts N]
+ *   zswap_stale --pin DIR --exit KB
  *
  * --pin is swapcache_pin's debugfs directory; --attempts bounds the tries
  * to get a THP at all. Exit status: 0 pass, 1 fail.
  */
 #define _GNU_SOURCE
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #define TESTPROG "zswap_stale"
 #include "testprog.h"
@@ -124,9 +139,94 @@ static bool in_swapcache_state(char *thp, unsigned int k, uint64_t head)
 	return has_flag(flags, KPF_SWAPCACHE) && has_flag(flags, KPF_THP);
 }
 
+/*
+ * --exit KB: a child faults one KB folio, pages it out into zswap (pinned
+ * in the swap cache by the module) and exits; every entry at the folio's
+ * offsets must go with the freed slots.
+ */
+static int exit_case(const char *pin, unsigned int kb)
+{
+	uint64_t nr = kb / 4, stored0 = zswap_stored(), inval, head;
+	int status;
+	pid_t child;
+
+	child = fork();
+	if (child < 0)
+		die(KSFT_FAIL, "fork: %s", strerror(errno));
+	if (!child) {
+		void *raw;
+		char *p = mmap_thp_aligned(kb << 10, &raw);
+
+		if (!p)
+			die(KSFT_FAIL, "mmap: %s", strerror(errno));
+		for (uint64_t i = 0; i < nr; i++)
+			fill_gen((uint64_t *)(p + i * PAGE_SZ), 1, i);
+		if (!has_flag(kpageflags(pagemap(p) & PM_PFN_MASK), KPF_THP))
+			die(KSFT_FAIL, "no %ukB folio at the region (the size's enabled \"always\"?)", kb);
+		write_num(pin, "pid", getpid());
+		if (madvise(p, kb << 10, MADV_PAGEOUT))
+			die(KSFT_FAIL, "MADV_PAGEOUT: %s", strerror(errno));
+		write_num(pin, "pid", 0);
+		if (!read_num(pin, "pfn"))
+			die(KSFT_FAIL, "the %ukB folio was not stored whole in zswap (nothing pinned)", kb);
+		_exit(KSFT_PASS);
+	}
+	if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		die(KSFT_FAIL, "the child did not page out a pinned %ukB folio", kb);
+	head = read_num(pin, "pfn");
+	inval = read_num(pin, "invalidated");
+	msg("%ukB folio (pfn 0x%" PRIx64 ") stored whole, its process gone while it stayed in the swap cache: zswap entries dropped at its offsets %" PRIu64 " of %" PRIu64 ", zswap stored_pages %" PRIu64 " -> %" PRIu64,
+	    kb, head, inval, nr, stored0, zswap_stored());
+	write_num(pin, "pfn", 0);
+	if (inval != nr) {
+		msg("FAIL: %" PRIu64 " of the folio's %" PRIu64 " zswap entries left behind its freed slots",
+		    nr - inval, nr);
+		return KSFT_FAIL;
+	}
+	msg("PASS: every entry of the %ukB folio went with its slots", kb);
+	return KSFT_PASS;
+}
+
+/* A number from a "key value" line of a cgroup file; 0 if absent. */
+static uint64_t cg_stat(const char *cg, const char *file, const char *key)
+{
+	char path[256], name[64];
+	unsigned long long v, val = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	f = fopen(path, "r");
+	while (f && fscanf(f, "%63s %llu", name, &v) == 2)
+		if (!strcmp(name, key))
+			val = v;
+	if (f)
+		fclose(f);
+	return val;
+}
+
+/*
+ * --zero: whatever zswap still holds for this memcg is written back by
+ * the memcg's zswap shrinker (the test turns it on), one memory.reclaim
+ * at a time, stopping at the first writeback so that what it brought
+ * into the swap cache is read before reclaim frees it again.
+ */
+static void writeback_stale(const char *cg)
+{
+	uint64_t wb0 = vmstat("zswpwb"), zswapped = cg_stat(cg, "memory.stat", "zswapped");
+	char path[256];
+	unsigned int tries;
+
+	snprintf(path, sizeof(path), "%s/memory.reclaim", cg);
+	for (tries = 0; tries < 64 && zswapped && vmstat("zswpwb") == wb0; tries++)
+		write_file(path, "1M");
+	msg("zswap writeback: the memcg's zswapped %" PRIu64 " bytes before, zswpwb +%" PRIu64 " after %u memory.reclaim writes",
+	    zswapped, vmstat("zswpwb") - wb0, tries);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int k = 5, attempts = 8, attempt, tries;
+	unsigned int k = 5, attempts = 8, attempt, tries, exit_kb = 0;
+	bool zero = false;
 	const char *hold = NULL, *pin = NULL;
 	char cg[128], path[256], *thp = NULL;
 	void *raw = NULL;
@@ -135,14 +235,18 @@ int main(int argc, char **argv)
 	bool failed = false;
 	const struct testopt opts[] = {
 		OPT("hold", &hold), OPT("pin", &pin), OPT("subpage", &k),
-		OPT("attempts", &attempts),
+		OPT("attempts", &attempts), OPT_FLAG("zero", &zero, true),
+		OPT("exit", &exit_kb),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts)) < 0)
 		return KSFT_FAIL;
-	if (!hold || !pin || k == 1 || k == 2 || k >= NR_SUBPAGES) {
-		fprintf(stderr, "usage: zswap_stale --hold DIR --pin DIR [--subpage 0|3..511] [--attempts N]\n");
+	if (pin && exit_kb >= 8 && exit_kb <= THP_SZ >> 10 && !(exit_kb & (exit_kb - 1)))
+		return exit_case(pin, exit_kb);
+	if (exit_kb || !hold || !pin || k == 1 || k == 2 || k >= NR_SUBPAGES) {
+		fprintf(stderr, "usage: zswap_stale --hold DIR --pin DIR [--subpage 0|3..511] [--zero] [--attempts N]\n"
+			"       zswap_stale --pin DIR --exit KB (a power of two, 8..2048)\n");
 		return KSFT_FAIL;
 	}
 
@@ -202,13 +306,21 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/tail_index", pin);
 	if (k && !access(path, F_OK))
 		write_num(pin, "tail_index", k);
-	fill_gen((uint64_t *)(thp + k * PAGE_SZ), 2, k);
+	if (zero)
+		memset(thp, 0, THP_SZ);
+	else
+		fill_gen((uint64_t *)(thp + k * PAGE_SZ), 2, k);
+	if (zero && !in_swapcache_state(thp, NR_SUBPAGES - 1, head))
+		die(KSFT_FAIL, "the zeroed THP is not the swap cache folio mapped again whole");
 	if (!in_swapcache_state(thp, k, head))
 		die(KSFT_FAIL, "subpage %u is not the swap cache THP's own page again (pfn 0x%" PRIx64 ", head 0x%" PRIx64 ", kpageflags 0x%" PRIx64 ")",
 		    k, pagemap(thp + k * PAGE_SZ) & PM_PFN_MASK, head,
 		    kpageflags(pagemap(thp + k * PAGE_SZ) & PM_PFN_MASK));
-	msg("THP stored whole in zswap, still in the swap cache, subpage %u mapped again and rewritten (subpage %u %s)",
-	    k, k ? 0 : 1, pagemap(thp + (k ? 0 : PAGE_SZ)) & PM_SWAP ? "still swapped out" : "mapped too");
+	if (zero)
+		msg("THP stored whole in zswap, still in the swap cache, mapped again and zeroed");
+	else
+		msg("THP stored whole in zswap, still in the swap cache, subpage %u mapped again and rewritten (subpage %u %s)",
+		    k, k ? 0 : 1, pagemap(thp + (k ? 0 : PAGE_SZ)) & PM_SWAP ? "still swapped out" : "mapped too");
 
 	snprintf(path, sizeof(path), "%s/ready", hold);
 	write_file(path, "1\n");
@@ -228,7 +340,8 @@ int main(int argc, char **argv)
 		write_file(path, "16M");
 	if (pagemap(thp + k * PAGE_SZ) & PM_PRESENT)
 		die(KSFT_FAIL, "memory.reclaim did not write the folio out again");
-	if (vmstat("thp_swpout") == thp_before)
+	/* A zero-filled folio goes to the zeromap, which counts no swpout. */
+	if (!zero && vmstat("thp_swpout") == thp_before)
 		die(KSFT_FAIL, "the folio was split before it was written again (thp_swpout did not rise)");
 	inval = read_num(pin, "invalidated");
 	msg("folio written to the swap device whole (thp_swpout +%" PRIu64 ") after %u memory.reclaim writes; zswap entries dropped at its offsets: %" PRIu64 " (zswap stored_pages %" PRIu64 " -> %" PRIu64 ")",
@@ -254,6 +367,8 @@ int main(int argc, char **argv)
 		die(KSFT_FAIL, "the folio stayed in the swap cache (SwapCached %" PRIu64 " kB)",
 		    swap_cached_kib());
 	msg("folio freed from the swap cache; reading back from swap");
+	if (zero)
+		writeback_stale(cg);
 
 	zswpin_before = vmstat("zswpin");
 	loaded = read_num(pin, "loaded");
@@ -262,11 +377,13 @@ int main(int argc, char **argv)
 		uint64_t gen = p == k ? 2 : 1;
 
 		for (uint64_t w = 0; w < WORDS_PER_PAGE; w++) {
-			if (pg[w] == word(gen, p, w))
+			uint64_t want = zero ? 0 : word(gen, p, w);
+
+			if (pg[w] == want)
 				continue;
 			if (bad++ < 4)
 				msg("subpage %" PRIu64 " word %" PRIu64 ": got 0x%016" PRIx64
-				    " want 0x%016" PRIx64 "%s", p, w, pg[w], word(gen, p, w),
+				    " want 0x%016" PRIx64 "%s", p, w, pg[w], want,
 				    pg[w] == word(1, p, w) ? " (old data: a stale zswap entry)" : "");
 		}
 	}
@@ -285,7 +402,10 @@ int main(int argc, char **argv)
 	}
 	if (failed)
 		return KSFT_FAIL;
-	msg("PASS: subpage %u reads back its new bytes, the other %lu their old ones", k,
-	    NR_SUBPAGES - 1);
+	if (zero)
+		msg("PASS: the zeroed THP reads back zeros");
+	else
+		msg("PASS: subpage %u reads back its new bytes, the other %lu their old ones", k,
+		    NR_SUBPAGES - 1);
 	return KSFT_PASS;
 }

@@ -11,6 +11,12 @@
 # whole swap cache folio again either way): only a rewritten tail makes
 # stale entries give wrong bytes, and the module's counters show them
 # either way.
+# Two more ways a folio stored whole leaves the zswap path: zeroed while
+# in the swap cache (6.12: written to the swap zeromap without
+# zswap_store(); its old entries must go all the same, or the memcg's
+# zswap shrinker writes the old bytes back over the zeros), and its
+# process exiting while it is in the swap cache, 16K, 64K and 2M (every
+# entry goes with the freed slots, and swapoff finds none left).
 . /lib.sh
 require_feature zswap_large
 PIN_KO=/mmtune/swapcache_pin.ko
@@ -76,3 +82,41 @@ for k in 0 5; do
 	stale_case disable $k
 	stale_case rmmod $k
 done
+
+# A zeroed THP (kernels with a swap zeromap): the memcg's zswap shrinker
+# is on, so a stale entry left behind would be written back.
+if [ -d /sys/kernel/debug/frontswap ]; then
+	info "=== zeroed THP: not on this kernel (no swap zeromap: a zero page is a same-filled zswap entry, stored or dropped as any other)"
+else
+	info "=== zeroed THP, zswap shrinker on"
+	shrinker=$(cat $ZSWAP_PARAMS/shrinker_enabled)
+	echo Y >$ZSWAP_PARAMS/shrinker_enabled || fail "zswap shrinker_enabled"
+	load_mmtune
+	echo 1 >"$MMTUNE_ZSWAP/enabled" || fail "enable zswap_large"
+	rm -rf /tmp/hold && mkdir /tmp/hold && touch /tmp/hold/go
+	zswap_stale --hold /tmp/hold --pin $PIN --zero >/tmp/stale.out 2>&1
+	rc=$?
+	cat /tmp/stale.out
+	echo "$shrinker" >$ZSWAP_PARAMS/shrinker_enabled
+	unload_mmtune
+	[ $rc -eq 0 ] || fail "zeroed THP: zswap_stale failed (exit $rc): $(grep -m1 'FAIL' /tmp/stale.out)"
+fi
+
+# The process of a folio stored whole exits while the folio is pinned in
+# the swap cache: its entries go with the slots; swapoff then finds no
+# entry left (zswap_swapoff() warns on a non-empty tree).
+warns=$(dmesg | grep -c "WARNING:")
+stored0=$(zswap_stored_pages)
+load_mmtune
+echo 1 >"$MMTUNE_ZSWAP/enabled" || fail "enable zswap_large"
+sizes=2048
+mthp_has 16 && sizes="16 64 2048"
+for kb in $sizes; do
+	info "=== ${kb}kB folio, its process exits while it is in the swap cache"
+	if mthp_has "$kb"; then mthp_only "$kb"; else thp_always; fi
+	zswap_stale --pin $PIN --exit "$kb" || fail "${kb}kB: entries left behind the freed slots"
+done
+unload_mmtune
+assert_le "$(zswap_stored_pages)" "$stored0" "zswap stored_pages after the exits (was $stored0)"
+swapoff_all
+assert_eq "$(dmesg | grep -c "WARNING:")" "$warns" "kernel warnings after swapoff"
