@@ -26,6 +26,12 @@
 #define mmtune_zswap_store_subpage(folio, index)	\
 	zswap_store_subpage(folio, index)
 #define mmtune_zswap_invalidate_folio(folio)	zswap_invalidate_folio(folio)
+/*
+ * The kernel checks zswap's limits before it offers a large folio and
+ * passes the verdict (zswap_store_large's @refused).
+ */
+#define MMTUNE_ZSWAP_STORE_PROTO		struct folio *folio, int refused
+#define mmtune_zswap_refused(refused)		(refused)
 
 /*
  * 6.12 swaps out large folios of every order whole: anonymous mTHP of
@@ -42,6 +48,9 @@
 	frontswap_store_subpage(folio, index)
 #define mmtune_zswap_invalidate_folio(folio)	\
 	frontswap_invalidate_folio(folio)
+/* The limits are checked when the first subpage is stored. */
+#define MMTUNE_ZSWAP_STORE_PROTO		struct folio *folio
+#define mmtune_zswap_refused(refused)		0
 
 /*
  * 6.1 has PMD-sized THPs only: the feature-wide knobs are theirs, and no

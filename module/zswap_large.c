@@ -70,12 +70,14 @@ static void zswap_large_count_rollback(int err)
  * The zswap_store_large hook. Context: the folio is locked and in the swap
  * cache; called from swap_writepage() (6.1) or zswap_store() (6.12) inside
  * the hook core's SRCU read section, so it may sleep (zswap compresses
- * under a mutex and allocates). Return: 0 when every subpage is in zswap;
- * otherwise the caller writes the folio to the swap device, and no entry
- * of the folio is left in zswap (a failed store drops them here, and the
- * kernel makes sure of it before the write).
+ * under a mutex and allocates). 6.12 passes the verdict of zswap's limits
+ * for the folio (@refused); 6.1 has zswap check them at the first
+ * subpage. Return: 0 when every subpage is in zswap; otherwise the caller
+ * writes the folio to the swap device, and no entry of the folio is left
+ * in zswap (a failed store drops them here, and the kernel makes sure of
+ * it before the write).
  */
-static int zswap_large_store(struct folio *folio)
+static int zswap_large_store(MMTUNE_ZSWAP_STORE_PROTO)
 {
 	unsigned int order = folio_order(folio);
 	long nr = folio_nr_pages(folio);
@@ -89,6 +91,11 @@ static int zswap_large_store(struct folio *folio)
 	if (time_before64(get_jiffies_64(), (u64)atomic64_read(&backoff_until))) {
 		this_cpu_inc(zswap_large_stats.backoff_skipped);
 		return -EAGAIN;
+	}
+	err = mmtune_zswap_refused(refused);
+	if (err) {
+		zswap_large_count_rollback(err);
+		return err;
 	}
 
 	for (stored = 0; stored < nr; stored++) {
@@ -115,9 +122,9 @@ static int zswap_large_store(struct folio *folio)
 	this_cpu_add(zswap_large_stats.subpages_rolled_back, stored);
 	zswap_large_count_rollback(err);
 	/*
-	 * zswap checks its cgroup and pool limits at the head only, so a
-	 * folio over a limit is refused at subpage 0 with nothing to roll
-	 * back, and the next one costs the same check: no back-off for
+	 * zswap checks its cgroup and pool limits once per folio, before
+	 * anything of it is stored, so a folio over a limit has nothing to
+	 * roll back, and the next one costs the same check: no back-off for
 	 * those (a global one would also send other cgroups' folios to the
 	 * device because of one cgroup's limit). Allocation failure is
 	 * different: every folio would compress some subpages first.
