@@ -20,7 +20,7 @@
 # (userspace headers above the distribution's version), -dbg packages
 # (hundreds of MB of debug info; --with-dbg keeps them), anything else.
 # Nothing is published if any package carries a private key
-# (check-no-private-keys.sh).
+# (check-no-private-keys.py).
 #
 # Output (default build/repo/; made in DIR.tmp, then renamed):
 #   apt/dists/<suite>/{Release,InRelease,Release.gpg}
@@ -98,7 +98,7 @@ tmp=$out.tmp
 rm -rf "$tmp"
 mkdir -p "$tmp/contents"
 log "checking ${#debs[@]} .deb and ${#rpms[@]} .rpm for private keys"
-"$repo/packaging/repo/check-no-private-keys.sh" --list-dir "$tmp/contents" "${debs[@]}" "${rpms[@]}" >&2 ||
+"$repo/packaging/repo/check-no-private-keys.py" --list-dir "$tmp/contents" "${debs[@]}" "${rpms[@]}" >&2 ||
 	{ rm -rf "$tmp"; die "a package carries a private key (above): nothing published"; }
 
 sign() { gpg --batch --yes --local-user "$keyid" "$@"; }

@@ -5,6 +5,7 @@
 # from the .dsc and the source RPM. Sourced by run.sh.
 
 . tests/packaging/source.sh
+. tests/packaging/keyscan.sh
 
 quick_checks() {
 	local ver debdir rpmdir srcdir d
@@ -79,8 +80,14 @@ quick_checks() {
 		dsc_rebuild_ok "$ver"
 	check "source packages: rpmbuild --rebuild of the source RPM: the same .rpms" \
 		srpm_rebuild_ok "$ver"
-	check "private key scan (packaging/repo/check-no-private-keys.sh) finds a key by name and by PEM marker inside nested archives" \
-		keyscan_selftest
+	check "source packages: an untracked packaging/repo/backup.asc (a PGP secret key) and module file ship in no artifact of a scratch git copy, all 6 artifacts scanned; tracked, the key fails the build (source RPM named)" \
+		untracked_never_ships
+	check "private key scan: a .deb and an .rpm with a throwaway private key in every encoding (PEM, OpenSSH, PGP armored and binary, DER PKCS#1/PKCS#8/encrypted/EC/PKCS#12, base64 of PEM, DER and PGP) under innocent names, and a key's file name: each one found" \
+		keyscan_encodings
+	check "private key scan: a DER key under an innocent name in deb data.tar.gz/.zst and control, rpm xz/zstd payload, zip, wheel, tar in tar.gz, gzip/xz/zstd single files, a deb in a tar.xz: each caught" \
+		keyscan_containers
+	check "private key scan: public keys and certificates (PEM, DER, base64, OpenSSH, OpenPGP keyrings, zipped) in a .deb and an .rpm: no finding" \
+		keyscan_clean
 	check "no private key in any artifact: .dsc and its tarball, .debs, source and binary RPMs" \
 		no_private_keys "$srcdir/mmtune_$ver.dsc" "$deb_tools" "$deb_dkms" \
 		"$srcdir/mmtune-$ver-1.src.rpm" "$rpm_tools" "$rpm_dkms"
@@ -98,7 +105,7 @@ shellcheck_all() {
 		packaging/debian/*.prerm packaging/debian/*.postrm &&
 	shellcheck packaging/build.sh tests/packaging/hook-unit.sh tests/packaging/source.sh \
 		tests/packaging/dkms-states.sh tests/packaging/stock-boot.sh tests/packaging/guest/stock-boot-check.sh \
-		packaging/repo/*.sh
+		packaging/repo/*.sh tests/packaging/keyscan.sh
 }
 
 deb_files() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' | grep -v '^$'; }
