@@ -219,7 +219,7 @@ dkms_root_checks() {
 	out=${out//$'\r'/}
 	echo "$out" >"$pk_logs/dkms-1-mmtune-dkms.log"
 	note "$out"
-	if [ $rc -eq 0 ] && grep -qx "mmtune-dkms: $stock has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped; the kernel runs with stock values" <<<"$out" &&
+	if [ $rc -eq 0 ] && grep -qx "mmtune-dkms: $stock has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped (no mmtune knobs on this kernel)" <<<"$out" &&
 		[ "$(in_root "$r" dkms status -m mmtune)" = "mmtune/$ver: added" ] &&
 		[ ! -e "$r/var/lib/dkms/mmtune/$ver/$stock" ]; then
 		ok "stock headers $stock: mmtune-dkms installs, the build is skipped with one line naming CONFIG_MMTUNE_HOOKS, status 'added' only"
@@ -392,11 +392,13 @@ rpm_root_checks() {
 	fi
 	[ -f "$dk" ] && check "RPM scriptlets: the DKMS module's signature verifies against the MOK" \
 		bash -c "$(declare -f ko_sig_verifies); f=\$(mktemp); xz -dcf '$dk' >\$f && ko_sig_verifies \$f '$r/var/lib/dkms/mok.pub'; rc=\$?; rm -f \$f; exit \$rc"
-	if [ -L "$r/etc/systemd/system/multi-user.target.wants/mmtune.service" ] ||
-		[ "$(in_root "$r" systemctl is-enabled mmtune.service 2>&1)" = enabled ]; then
-		ok "RPM scriptlets: %systemd_post enabled mmtune.service by its preset"
+	local en_svc en_timer
+	en_svc=$(in_root "$r" systemctl is-enabled mmtune.service 2>&1)
+	en_timer=$(in_root "$r" systemctl is-enabled mmtune-metrics.timer 2>&1)
+	if [ "$en_svc" = disabled ] && [ "$en_timer" = enabled ]; then
+		ok "RPM scriptlets: %systemd_post left mmtune.service disabled (installing changes nothing) and enabled the metrics timer, by the preset"
 	else
-		not_ok "RPM scriptlets: %systemd_post enabled mmtune.service (is-enabled: $(in_root "$r" systemctl is-enabled mmtune.service 2>&1))"
+		not_ok "RPM scriptlets: by the preset mmtune.service disabled, the timer enabled (is-enabled: $en_svc, $en_timer)"
 	fi
 	rc=0
 	out=$(rpm_root "$r" -e --nodeps mmtune-dkms 2>&1) || rc=$?
@@ -448,8 +450,11 @@ e2e_checks() {
 		not_ok "e2e: apt install of the four .debs builds mmtune with DKMS (apt exit $rc, status: $st)"
 		return 0
 	fi
-	check "e2e: mmtune.service is enabled after the install (dh_installsystemd)" \
-		test "$(in_root "$r" systemctl is-enabled mmtune.service)" = enabled
+	check "e2e: mmtune.service is not enabled by the install (installing changes nothing)" \
+		test "$(in_root "$r" systemctl is-enabled mmtune.service)" = disabled
+	# The operator's choice (README.md): the rules pick the profile.
+	check "e2e: systemctl enable mmtune.service (the operator's choice)" \
+		in_root "$r" systemctl enable mmtune.service
 
 	install_e2e_guest "$r" e2e-check.sh "$rel" "$ver"
 
@@ -736,7 +741,7 @@ stock_apt_checks() {
 	note "$(mm_lines "$apt_out")"
 	lines=$(mm_lines "$apt_out")
 	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] &&
-		[ "$lines" = "mmtune-dkms: $kver has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped; the kernel runs with stock values" ] &&
+		[ "$lines" = "mmtune-dkms: $kver has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped (no mmtune knobs on this kernel)" ] &&
 		[ "$(in_root "$r" dkms status -m mmtune)" = "mmtune/$ver: added" ] &&
 		! grep -q 'Error!' <<<"$apt_out"; then
 		ok "apt: mmtune, mmtune-dkms $ver install from the repository; stock $kver: one skip line, dkms status 'added', every package ii"
@@ -744,10 +749,11 @@ stock_apt_checks() {
 		not_ok "apt: mmtune, mmtune-dkms install cleanly beside stock headers (apt exit $rc)"
 		note "$apt_out"; note "not ii: $(dpkg_not_ii "$r")"
 	fi
-	if grep -qE '^systemctl( --[a-z]+)* start (.* )?mmtune\.service$' <<<"$(shim_since "$r" "$mark")"; then
-		ok "apt: the first installation starts mmtune.service (dh_installsystemd)"
+	if [ ! -e "$r/etc/systemd/system/sysinit.target.wants/mmtune.service" ] &&
+		[ -L "$r/etc/systemd/system/timers.target.wants/mmtune-metrics.timer" ]; then
+		ok "apt: the first installation does not enable mmtune.service (installing changes nothing), enables the metrics timer"
 	else
-		not_ok "apt: the first installation starts mmtune.service"; note "$(shim_since "$r" "$mark")"
+		not_ok "apt: the first installation leaves mmtune.service disabled and enables the timer"; note "$(ls -l "$r"/etc/systemd/system/*.wants/ 2>&1)"
 	fi
 
 	# --- 2. a stock kernel image + headers (reinstalled) with mmtune-dkms -
