@@ -8,7 +8,7 @@
 # trixie (Debian 13: dkms 3.2.2, headers 6.12). SET: dkms (the default:
 # the packages below), lintian (apt and lintian: the suite's lintian for
 # its packages) or cloud (a stock cloud host's base: systemd, udev, kmod,
-# python3, no compiler: what installing mmtune pulls in).
+# python3, gpgv, no compiler: what installing mmtune pulls in).
 # Cache: $MMTUNE_CACHE/rootfs/SUITE[-SET]-<key>/root, key = the suite, the
 # mirrors, the package list and the mmdebstrap options; the two most
 # recently used roots of each suite are kept. Callers copy it; nobody
@@ -32,7 +32,7 @@ pkgs=systemd,systemd-sysv,udev,kmod,dkms,make,gcc,libc6-dev,openssl,python3,linu
 variant=minbase
 case $set in
 lintian) pkgs=lintian variant=apt ;;
-cloud) pkgs=systemd,systemd-sysv,udev,kmod,python3 variant=apt ;;
+cloud) pkgs=systemd,systemd-sysv,udev,kmod,python3,gpgv variant=apt ;;
 esac
 name=$suite
 [ "$set" = dkms ] || name=$suite-$set
@@ -49,12 +49,12 @@ mmdebstrap_opts=(--variant=$variant --mode=root
 	--dpkgopt='path-exclude=/usr/share/locale/*'
 	--dpkgopt='path-exclude=/usr/share/doc/*'
 	--dpkgopt='path-include=/usr/share/doc/*/copyright'
-	--include="$pkgs"
-	--customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb')
+	--include="$pkgs")
 # A root that boots: its name and a root password.
 [ "$set" != dkms ] || mmdebstrap_opts+=(
 	--customize-hook='echo mmtune-test >"$1/etc/hostname"'
 	--customize-hook='echo "root:root" | chroot "$1" chpasswd')
+mmdebstrap_opts+=(--customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb')
 key=$(printf '%s\n' "$suite" "$mirror" "$security" "${mmdebstrap_opts[@]}" | sha256sum | cut -c1-16)
 dir=$cache/rootfs/$name-$key
 mkdir -p "$cache/rootfs"
