@@ -61,7 +61,7 @@ log() { echo "repo: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 keyid=${MMTUNE_REPO_KEY:-}
-[ -n "$keyid" ] || die "MMTUNE_REPO_KEY is not set: the gpg key (id or fingerprint) that signs the repository (see packaging/README.md, 'Repository')"
+[ -n "$keyid" ] || die "MMTUNE_REPO_KEY is not set: the gpg key (id or fingerprint) that signs the repository (see packaging/PACKAGING.md, 'Signing keys')"
 gpg --batch --list-secret-keys "$keyid" >/dev/null 2>&1 || die "no secret key '$keyid' in gpg's keyring (GNUPGHOME=${GNUPGHOME:-~/.gnupg})"
 for t in apt-ftparchive createrepo_c rpmsign gpg; do
 	command -v $t >/dev/null || die "$t missing (scripts/setup-host.sh)"
@@ -194,4 +194,4 @@ rm -f "$tmp/scan.log"
 
 rm -rf "$out"
 mv "$tmp" "$out"
-log "done: $out (copy it as it is; clients: packaging/README.md, 'Repository')"
+log "done: $out (copy it as it is; clients: packaging/README.md)"

@@ -23,10 +23,10 @@
 #            to a bumped mmtune reloads in place (journal, and a sampler
 #            that sees no value change); on the stock kernel mmtunectl says
 #            it has no mmtune hooks and verify exits 5
-#   release  (issue 27) the same inputs built again (--variant rebuild: a
-#            new build id and key, ccache-warm); no private key in any
-#            artifact (every .deb and .rpm listed and scanned, the scan
-#            itself shown to catch one); versions carry the build id,
+#   release  the same inputs built again (--variant rebuild: a new build
+#            id and key, ccache-warm); no private key in any artifact
+#            (every .deb and .rpm listed and scanned; the quick suite shows
+#            the scanner catching keys); versions carry the build id,
 #            mmtune-modules and mmtune-kernel-test pin the exact kernel
 #            build, RPMs are kernel-mmtune*, nothing named like a
 #            distribution package; make-repo.sh: signed dists/ layout and
@@ -133,7 +133,7 @@ full_checks() {
 	return 0
 }
 
-# The documented recipe (packaging/README.md) up to the build itself.
+# The documented recipe (packaging/PACKAGING.md, distro-config.sh) up to the build itself.
 distro_config_ok() {
 	local cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} pristine tree=$pk_work/distro-tree out
 	pristine=$cache/pristine/linux-source-6.1_$(dpkg-query -W -f='${Version}' linux-source-6.1)
