@@ -542,8 +542,9 @@ lifecycle_checks() {
 	rc=0; apt_run "$r" life-2-install sh -c "apt-get update && apt-get install -y linux-image-$rel mmtune-modules-$rel mmtune=$ver" || rc=$?
 	note "$(grep -E '^(Setting up|E:|W:)' <<<"$apt_out")"
 	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] && [ -f "$r/lib/modules/$rel/extra/mmtune.ko" ] &&
-		[ "$(in_root "$r" dpkg-query -W -f '${db:Status-Status}' mmtune-dkms 2>/dev/null)" != installed ]; then
-		ok "lifecycle: apt-get install linux-image-$rel mmtune-modules-$rel mmtune=$ver from the signed repository: every package ii, no DKMS package"
+		[ "$(in_root "$r" dpkg-query -W -f '${db:Status-Status}' mmtune-dkms 2>/dev/null)" != installed ] &&
+		in_root "$r" systemctl enable mmtune.service >/dev/null 2>&1; then
+		ok "lifecycle: apt-get install linux-image-$rel mmtune-modules-$rel mmtune=$ver from the signed repository: every package ii, no DKMS package; systemctl enable mmtune.service (the operator's choice)"
 	else
 		not_ok "lifecycle: apt-get install of our kernel, mmtune-modules and mmtune (apt exit $rc, not ii: $(dpkg_not_ii "$r"))"; note "$apt_out"
 		return 0
