@@ -10,7 +10,8 @@
 #            states (dkms-states.sh) in the Debian 12 root and in a Debian
 #            13 (trixie, dkms 3.2.2) root; Debian 12's stock kernel booted
 #            with mmtune installed (stock-boot.sh: no error line at boot,
-#            modprobe@mmtune.service, no failed unit)
+#            modprobe@mmtune.service, no failed unit); suites.sh (Debian
+#            13's lintian, a stock Debian 12 install, make-repo's suites)
 #   modules  mmtune-modules-<rel> .deb/.rpm against a built kernel tree,
 #            signature checked after packaging
 #   kernel   the patched kernel as packages, DKMS against its headers, the
@@ -99,6 +100,7 @@ full_checks() {
 		relay "DKMS states (real dkms, dpkg triggers, rpm scriptlets)" tests/packaging/dkms-states.sh "$base"
 		relay "DKMS states, Debian 13 (dkms 3.2.2, linux-run-hooks)" tests/packaging/dkms-states.sh trixie
 		relay "Debian 12 stock kernel booted with mmtune" tests/packaging/stock-boot.sh "$base"
+		relay "Debian 12 and 13: lintian, stock install, make-repo suites" tests/packaging/suites.sh
 	fi
 
 	# --- mmtune-modules-<release> from a kernel build tree ------------------
