@@ -127,15 +127,27 @@ def der_key(b):
 
 
 def pgp_secret(b):
-    """b starts with an OpenPGP secret key or subkey packet."""
+    """b starts with an OpenPGP secret key or subkey packet (its header,
+    a length that fits, a key version and a public key algorithm)."""
     if len(b) < 12 or not b[0] & 0x80:
         return False
     if b[0] & 0x40:                     # new format
         tag, n = b[0] & 0x3F, b[1]
-        hdr = 2 if n < 192 else 3 if n < 224 else 6 if n == 255 else 0
+        if n < 192:
+            hdr, size = 2, n
+        elif n < 224:
+            hdr, size = 3, ((n - 192) << 8) + b[2] + 192
+        elif n == 255:
+            hdr, size = 6, int.from_bytes(b[2:6], "big")
+        else:
+            return False
     else:                               # old format
-        tag, hdr = (b[0] >> 2) & 0xF, {0: 2, 1: 3, 2: 5}.get(b[0] & 3, 0)
-    if tag not in (5, 7) or not hdr or b[hdr] not in (3, 4, 5, 6):
+        tag, lt = (b[0] >> 2) & 0xF, b[0] & 3
+        if lt == 3:
+            return False
+        hdr = 2 + (1 << lt) - 1
+        size = int.from_bytes(b[1:hdr], "big")
+    if tag not in (5, 7) or not 20 <= size <= len(b) - hdr or b[hdr] not in (3, 4, 5, 6):
         return False
     return b[hdr + (7 if b[hdr] == 3 else 5)] in PGP_ALGOS
 

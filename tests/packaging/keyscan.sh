@@ -28,7 +28,10 @@ keyscan_keys() {
 	mv "$p/openssh.pub" "$q/openssh.pub"
 	sed '1d;$d' "$p/openssh" | base64 -d >"$p/openssh.bin"
 	GNUPGHOME=$d/gpg gpg -q --batch --passphrase '' --quick-gen-key 'keyscan test <t@localhost>' ed25519 sign never 2>/dev/null
-	GNUPGHOME=$d/gpg gpg -q --batch --export-secret-keys >"$p/pgp-secret.gpg"
+	GNUPGHOME=$d/gpg gpg -q --batch --export-secret-keys 'keyscan test' >"$p/pgp-secret.gpg"
+	# An RSA secret key as well as the ed25519 one.
+	GNUPGHOME=$d/gpg gpg -q --batch --passphrase '' --quick-gen-key 'keyscan rsa <r@localhost>' rsa2048 sign never 2>/dev/null
+	GNUPGHOME=$d/gpg gpg -q --batch --export-secret-keys 'keyscan rsa' >"$p/pgp-rsa-secret.gpg"
 	GNUPGHOME=$d/gpg gpg -q --batch --armor --export-secret-keys >"$p/pgp-secret.asc"
 	GNUPGHOME=$d/gpg gpg -q --batch --export >"$q/keyring.gpg"
 	GNUPGHOME=$d/gpg gpg -q --batch --armor --export >"$q/keyring.asc"
@@ -104,7 +107,7 @@ keyscan_encodings() {
 	paths+=(/usr/share/keyscan-test/signing_key.pem)
 	keyscan_deb "$t/tree" "$t/enc.deb"
 	keyscan_rpm "$t/tree" "$t/enc.rpm" || { rm -rf "$t"; return 1; }
-	echo "${#paths[@]} encodings: $(cd "$t/k/private" && echo *)"
+	echo "${#paths[@]} files: $(cd "$t/k/private" && echo *) signing_key.pem"
 	for f in "$t/enc.deb" "$t/enc.rpm"; do
 		out=$($scan "$f" 2>&1); rc=$?
 		echo "$out"
