@@ -8,7 +8,9 @@
 #                                         (below), e.g. --rebuild X.src.rpm
 #
 # Stages the sources the packages need under build/packaging/stage/ (only
-# files git tracks or would track: no build litter, no hidden files), adds
+# files git tracks, as they are in the work tree: an uncommitted change to
+# a tracked file ships and is named in the log, an untracked file never
+# ships, however it is named; no build litter, no hidden files), adds
 # debian/ there (dpkg-buildpackage wants it at the top of the source tree,
 # the repo keeps it in packaging/debian), and builds source and binaries:
 #   build/packaging/out/deb/mmtune_<ver>_all.deb, mmtune-dkms_<ver>_all.deb
@@ -16,7 +18,9 @@
 #   build/packaging/out/source/mmtune_<ver>.dsc, mmtune_<ver>.tar.xz (3.0
 #     native), mmtune-<ver>-1.src.rpm (the spec with the version written in)
 # The source packages have a directory of their own: out/deb and out/rpm
-# hold what a binary repository publishes.
+# hold what a binary repository publishes. Every artifact is scanned for
+# private keys (packaging/repo/check-no-private-keys.py; file lists in
+# build/packaging/contents/): the build fails on a find.
 # The version comes from module/version.h; debian/changelog is maintained
 # by hand, and when its last entry is for another version (a development
 # build, a bumped test copy) an entry for this one is put on top.
@@ -77,9 +81,16 @@ export SOURCE_DATE_EPOCH
 src=$stage_root/mmtune-$ver
 rm -rf "$stage_root"
 mkdir -p "$src" "$out"
+# Tracked files only: an untracked file (a key backup, a scratch copy)
+# must not ship. Outside git (an unpacked source package): every file.
 list_files() {
 	if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-		git -C "$repo" ls-files -co --exclude-standard -- "$@"
+		git -C "$repo" ls-files -- "$@"
+		local n
+		n=$(git -C "$repo" ls-files -o --exclude-standard -- "$@" | wc -l)
+		[ "$n" -eq 0 ] || log "left out: $n untracked files under ${*} (git ls-files -o)"
+		n=$(git -C "$repo" diff --name-only HEAD -- "$@" | tr '\n' ' ')
+		[ -z "$n" ] || log "building with uncommitted changes to: $n"
 	else
 		(cd "$repo" && find "$@" -type f)
 	fi
@@ -155,3 +166,12 @@ if [[ " ${want[*]} " == *" rpm "* ]]; then
 	rm -rf "$top"
 	(cd "$out" && ls -- rpm/*.rpm source/*.src.rpm) | sed 's/^/packaging: built /' >&2
 fi
+
+# --- no private key in any artifact -------------------------------------------
+arts=()
+for f in "$out"/deb/*.deb "$out"/rpm/*.rpm "$srcout"/*.dsc "$srcout"/*.src.rpm; do
+	[ -f "$f" ] && arts+=("$f")
+done
+log "scanning ${#arts[@]} artifacts for private keys (file lists: build/packaging/contents/)"
+"$repo/packaging/repo/check-no-private-keys.py" --list-dir "$repo/build/packaging/contents" "${arts[@]}" >&2 ||
+	die "an artifact carries a private key or cannot be read (above): do not publish it"

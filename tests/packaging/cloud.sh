@@ -306,8 +306,9 @@ install_ours() {
 	note "$(grep -E '^(Get|Setting up|E:|W:)' <<<"$apt_out")"
 	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] && [ -n "$krel" ] &&
 		[ "$(in_root "$r" dpkg-query -W -f '${Version}' "$m")" = "$(deb_field "$k" Version)" ] &&
-		[ -f "$r/boot/vmlinuz-$krel" ] && grep -q 'extra/mmtune.ko' "$r/lib/modules/$krel/modules.dep"; then
-		ok "$name: apt-get install mmtune=$ver $m from the signed repository in $((SECONDS - t0))s: every package ii, linux-image-$krel and its mmtune.ko (in modules.dep)"
+		[ -f "$r/boot/vmlinuz-$krel" ] && grep -q 'extra/mmtune.ko' "$r/lib/modules/$krel/modules.dep" &&
+		in_root "$r" systemctl enable mmtune.service >/dev/null 2>&1; then
+		ok "$name: apt-get install mmtune=$ver $m from the signed repository in $((SECONDS - t0))s: every package ii, linux-image-$krel and its mmtune.ko (in modules.dep); systemctl enable mmtune.service (the operator's choice)"
 	else
 		not_ok "$name: apt-get install mmtune=$ver $m (apt exit $rc, not ii: $(dpkg_not_ii "$r"))"; note "$apt_out"
 		return 1

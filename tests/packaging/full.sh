@@ -10,7 +10,8 @@
 #            states (dkms-states.sh) in the Debian 12 root and in a Debian
 #            13 (trixie, dkms 3.2.2) root; Debian 12's stock kernel booted
 #            with mmtune installed (stock-boot.sh: no error line at boot,
-#            modprobe@mmtune.service, no failed unit)
+#            modprobe@mmtune.service, no failed unit); suites.sh (Debian
+#            13's lintian, a stock Debian 12 install, make-repo's suites)
 #   modules  mmtune-modules-<rel> .deb/.rpm against a built kernel tree,
 #            signature checked after packaging
 #   kernel   the patched kernel as packages, DKMS against its headers, the
@@ -23,10 +24,10 @@
 #            to a bumped mmtune reloads in place (journal, and a sampler
 #            that sees no value change); on the stock kernel mmtunectl says
 #            it has no mmtune hooks and verify exits 5
-#   release  (issue 27) the same inputs built again (--variant rebuild: a
-#            new build id and key, ccache-warm); no private key in any
-#            artifact (every .deb and .rpm listed and scanned, the scan
-#            itself shown to catch one); versions carry the build id,
+#   release  the same inputs built again (--variant rebuild: a new build
+#            id and key, ccache-warm); no private key in any artifact
+#            (every .deb and .rpm listed and scanned; the quick suite shows
+#            the scanner catching keys); versions carry the build id,
 #            mmtune-modules and mmtune-kernel-test pin the exact kernel
 #            build, RPMs are kernel-mmtune*, nothing named like a
 #            distribution package; make-repo.sh: signed dists/ layout and
@@ -99,6 +100,7 @@ full_checks() {
 		relay "DKMS states (real dkms, dpkg triggers, rpm scriptlets)" tests/packaging/dkms-states.sh "$base"
 		relay "DKMS states, Debian 13 (dkms 3.2.2, linux-run-hooks)" tests/packaging/dkms-states.sh trixie
 		relay "Debian 12 stock kernel booted with mmtune" tests/packaging/stock-boot.sh "$base"
+		relay "Debian 12 and 13: lintian, stock install, make-repo suites" tests/packaging/suites.sh
 	fi
 
 	# --- mmtune-modules-<release> from a kernel build tree ------------------
@@ -133,7 +135,7 @@ full_checks() {
 	return 0
 }
 
-# The documented recipe (packaging/README.md) up to the build itself.
+# The documented recipe (packaging/PACKAGING.md, distro-config.sh) up to the build itself.
 distro_config_ok() {
 	local cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} pristine tree=$pk_work/distro-tree out
 	pristine=$cache/pristine/linux-source-6.1_$(dpkg-query -W -f='${Version}' linux-source-6.1)
@@ -219,7 +221,7 @@ dkms_root_checks() {
 	out=${out//$'\r'/}
 	echo "$out" >"$pk_logs/dkms-1-mmtune-dkms.log"
 	note "$out"
-	if [ $rc -eq 0 ] && grep -qx "mmtune-dkms: $stock has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped; the kernel runs with stock values" <<<"$out" &&
+	if [ $rc -eq 0 ] && grep -qx "mmtune-dkms: $stock has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped (no mmtune knobs on this kernel)" <<<"$out" &&
 		[ "$(in_root "$r" dkms status -m mmtune)" = "mmtune/$ver: added" ] &&
 		[ ! -e "$r/var/lib/dkms/mmtune/$ver/$stock" ]; then
 		ok "stock headers $stock: mmtune-dkms installs, the build is skipped with one line naming CONFIG_MMTUNE_HOOKS, status 'added' only"
@@ -392,11 +394,13 @@ rpm_root_checks() {
 	fi
 	[ -f "$dk" ] && check "RPM scriptlets: the DKMS module's signature verifies against the MOK" \
 		bash -c "$(declare -f ko_sig_verifies); f=\$(mktemp); xz -dcf '$dk' >\$f && ko_sig_verifies \$f '$r/var/lib/dkms/mok.pub'; rc=\$?; rm -f \$f; exit \$rc"
-	if [ -L "$r/etc/systemd/system/multi-user.target.wants/mmtune.service" ] ||
-		[ "$(in_root "$r" systemctl is-enabled mmtune.service 2>&1)" = enabled ]; then
-		ok "RPM scriptlets: %systemd_post enabled mmtune.service by its preset"
+	local en_svc en_timer
+	en_svc=$(in_root "$r" systemctl is-enabled mmtune.service 2>&1)
+	en_timer=$(in_root "$r" systemctl is-enabled mmtune-metrics.timer 2>&1)
+	if [ "$en_svc" = disabled ] && [ "$en_timer" = enabled ]; then
+		ok "RPM scriptlets: %systemd_post left mmtune.service disabled (installing changes nothing) and enabled the metrics timer, by the preset"
 	else
-		not_ok "RPM scriptlets: %systemd_post enabled mmtune.service (is-enabled: $(in_root "$r" systemctl is-enabled mmtune.service 2>&1))"
+		not_ok "RPM scriptlets: by the preset mmtune.service disabled, the timer enabled (is-enabled: $en_svc, $en_timer)"
 	fi
 	rc=0
 	out=$(rpm_root "$r" -e --nodeps mmtune-dkms 2>&1) || rc=$?
@@ -448,8 +452,11 @@ e2e_checks() {
 		not_ok "e2e: apt install of the four .debs builds mmtune with DKMS (apt exit $rc, status: $st)"
 		return 0
 	fi
-	check "e2e: mmtune.service is enabled after the install (dh_installsystemd)" \
-		test "$(in_root "$r" systemctl is-enabled mmtune.service)" = enabled
+	check "e2e: mmtune.service is not enabled by the install (installing changes nothing)" \
+		test "$(in_root "$r" systemctl is-enabled mmtune.service)" = disabled
+	# The operator's choice (README.md): the rules pick the profile.
+	check "e2e: systemctl enable mmtune.service (the operator's choice)" \
+		in_root "$r" systemctl enable mmtune.service
 
 	install_e2e_guest "$r" e2e-check.sh "$rel" "$ver"
 
@@ -537,8 +544,9 @@ lifecycle_checks() {
 	rc=0; apt_run "$r" life-2-install sh -c "apt-get update && apt-get install -y linux-image-$rel mmtune-modules-$rel mmtune=$ver" || rc=$?
 	note "$(grep -E '^(Setting up|E:|W:)' <<<"$apt_out")"
 	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] && [ -f "$r/lib/modules/$rel/extra/mmtune.ko" ] &&
-		[ "$(in_root "$r" dpkg-query -W -f '${db:Status-Status}' mmtune-dkms 2>/dev/null)" != installed ]; then
-		ok "lifecycle: apt-get install linux-image-$rel mmtune-modules-$rel mmtune=$ver from the signed repository: every package ii, no DKMS package"
+		[ "$(in_root "$r" dpkg-query -W -f '${db:Status-Status}' mmtune-dkms 2>/dev/null)" != installed ] &&
+		in_root "$r" systemctl enable mmtune.service >/dev/null 2>&1; then
+		ok "lifecycle: apt-get install linux-image-$rel mmtune-modules-$rel mmtune=$ver from the signed repository: every package ii, no DKMS package; systemctl enable mmtune.service (the operator's choice)"
 	else
 		not_ok "lifecycle: apt-get install of our kernel, mmtune-modules and mmtune (apt exit $rc, not ii: $(dpkg_not_ii "$r"))"; note "$apt_out"
 		return 0
@@ -736,7 +744,7 @@ stock_apt_checks() {
 	note "$(mm_lines "$apt_out")"
 	lines=$(mm_lines "$apt_out")
 	if [ $rc -eq 0 ] && [ -z "$(dpkg_not_ii "$r")" ] &&
-		[ "$lines" = "mmtune-dkms: $kver has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped; the kernel runs with stock values" ] &&
+		[ "$lines" = "mmtune-dkms: $kver has no mmtune hooks (CONFIG_MMTUNE_HOOKS is not set), mmtune.ko skipped (no mmtune knobs on this kernel)" ] &&
 		[ "$(in_root "$r" dkms status -m mmtune)" = "mmtune/$ver: added" ] &&
 		! grep -q 'Error!' <<<"$apt_out"; then
 		ok "apt: mmtune, mmtune-dkms $ver install from the repository; stock $kver: one skip line, dkms status 'added', every package ii"
@@ -744,10 +752,11 @@ stock_apt_checks() {
 		not_ok "apt: mmtune, mmtune-dkms install cleanly beside stock headers (apt exit $rc)"
 		note "$apt_out"; note "not ii: $(dpkg_not_ii "$r")"
 	fi
-	if grep -qE '^systemctl( --[a-z]+)* start (.* )?mmtune\.service$' <<<"$(shim_since "$r" "$mark")"; then
-		ok "apt: the first installation starts mmtune.service (dh_installsystemd)"
+	if [ ! -e "$r/etc/systemd/system/sysinit.target.wants/mmtune.service" ] &&
+		[ -L "$r/etc/systemd/system/timers.target.wants/mmtune-metrics.timer" ]; then
+		ok "apt: the first installation does not enable mmtune.service (installing changes nothing), enables the metrics timer"
 	else
-		not_ok "apt: the first installation starts mmtune.service"; note "$(shim_since "$r" "$mark")"
+		not_ok "apt: the first installation leaves mmtune.service disabled and enables the timer"; note "$(ls -l "$r"/etc/systemd/system/*.wants/ 2>&1)"
 	fi
 
 	# --- 2. a stock kernel image + headers (reinstalled) with mmtune-dkms -
@@ -1054,7 +1063,6 @@ cn() { openssl x509 -inform DER -in "$1" -noout -subject -nameopt multiline | se
 
 release_checks() {
 	local base=$1 kp=$2 rel=$3 ver=$4 kp2=build/packaging/kernel-pkgs-rebuild t0=$SECONDS arts=() f
-	check "bad input: the private-key scan catches a key in a .deb and an .rpm, by file name and by contents" keyscan_catches
 	if ! timed "kernel packages built again from the same inputs (--variant rebuild: new build id, new key; .deb, ccache-warm)" \
 		packaging/kernel/build-kernel-pkgs.sh --deb --variant rebuild; then
 		skip "release checks of two builds" "the second build failed"; return 0

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The GRUB pin of packaging/README.md ("A Debian 13 host") booted through
+# The GRUB pin of packaging/README.md ("Debian 13: pin our kernel in GRUB") booted through
 # GRUB ("make check-packaging-grub"; not part of "make check": it needs a
 # built 6.12 cloud set and three boots under TCG).
 #
@@ -68,7 +68,7 @@ note "kernel packages: $kp ($rel); load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The recipe, as the README has it: the first sh block after "A Debian 13
 # host"; its last line reboots, which the guest leaves to its unit.
-recipe=$(awk '/^A Debian 13 host/ { f = 1 } f && /^```sh$/ { b = 1; next } b && /^```$/ { exit } b' packaging/README.md)
+recipe=$(awk '/^\*\*Debian 13: pin our kernel in GRUB/ { f = 1 } f && /^```sh$/ { b = 1; next } b && /^```$/ { exit } b' packaging/README.md)
 if [ "$(tail -n 1 <<<"$recipe")" = reboot ] && grep -q '^grub-set-default ' <<<"$recipe"; then
 	ok "packaging/README.md: the recipe for a Debian 13 host ($(wc -l <<<"$recipe") lines, ends with reboot)"
 else

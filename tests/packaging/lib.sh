@@ -87,46 +87,9 @@ install_e2e_guest() {
 }
 
 # no_private_keys PACKAGE...: fail if any .deb or .rpm carries a private
-# key (packaging/repo/check-no-private-keys.sh: PEM private key markers in
-# file contents, signing_key.pem / *.key / *.priv names); one line per
+# key (packaging/repo/check-no-private-keys.py: keys in every encoding,
+# in archives of every kind, and private keys' names); one line per
 # package, and every package's file list into $pk_logs/contents/.
 no_private_keys() {
-	packaging/repo/check-no-private-keys.sh --list-dir "${pk_logs:-build/packaging/logs}/contents" "$@"
-}
-
-# keyscan_catches: bad input for no_private_keys: a .deb and an .rpm with
-# a private key, once under a key's name and once under an innocent name,
-# must each be caught (exit 1, both files named).
-keyscan_catches() {
-	local t out rc=0
-	t=$(mktemp -d)
-	mkdir -p "$t/p/DEBIAN" "$t/p/usr/src/k/certs" "$t/rpm/SOURCES"
-	openssl req -new -x509 -nodes -days 1 -subj "/CN=keyscan test/" -newkey rsa:2048 \
-		-keyout "$t/p/usr/src/k/certs/signing_key.pem" -out "$t/cert.pem" >/dev/null 2>&1
-	cp "$t/p/usr/src/k/certs/signing_key.pem" "$t/p/usr/src/k/notes.txt"
-	printf 'Package: keyscan-test\nVersion: 1\nArchitecture: all\nMaintainer: t <t@localhost>\nDescription: t\n' >"$t/p/DEBIAN/control"
-	dpkg-deb -b "$t/p" "$t/keyscan-test.deb" >/dev/null
-	cp "$t/p/usr/src/k/certs/signing_key.pem" "$t/rpm/SOURCES/"
-	cp "$t/p/usr/src/k/notes.txt" "$t/rpm/SOURCES/"
-	cat >"$t/k.spec" <<'SPEC'
-Name: keyscan-test
-Version: 1
-Release: 1
-Summary: t
-License: none
-BuildArch: noarch
-%description
-t
-%install
-install -D -m 0644 %{_sourcedir}/signing_key.pem %{buildroot}/usr/src/k/certs/signing_key.pem
-install -D -m 0644 %{_sourcedir}/notes.txt %{buildroot}/usr/src/k/notes.txt
-%files
-/usr/src/k
-SPEC
-	rpmbuild -bb --define "_topdir $t/rpm" "$t/k.spec" >/dev/null 2>&1 || { echo "rpmbuild of the test package failed"; rm -rf "$t"; return 1; }
-	out=$(packaging/repo/check-no-private-keys.sh "$t/keyscan-test.deb" "$t"/rpm/RPMS/noarch/*.rpm 2>&1) || rc=$?
-	rm -rf "$t"
-	echo "$out"
-	[ $rc -eq 1 ] && [ "$(grep -c 'PRIVATE KEY: /usr/src/k/certs/signing_key.pem' <<<"$out")" = 2 ] &&
-		[ "$(grep -c 'PRIVATE KEY: /usr/src/k/notes.txt: a PEM private key marker' <<<"$out")" = 2 ]
+	packaging/repo/check-no-private-keys.py --list-dir "${pk_logs:-build/packaging/logs}/contents" "$@"
 }

@@ -5,6 +5,7 @@
 # from the .dsc and the source RPM. Sourced by run.sh.
 
 . tests/packaging/source.sh
+. tests/packaging/keyscan.sh
 
 quick_checks() {
 	local ver debdir rpmdir srcdir d
@@ -38,9 +39,11 @@ quick_checks() {
 	check "dkms.conf: version filled in, BUILD_EXCLUSIVE_CONFIG set, no AUTOINSTALL (the kernel hooks decide; deb and rpm)" \
 		dkms_conf_ok "$ver" "$deb_dkms" "$rpm_dkms"
 	check "mmtune.deb: CLI and its man page, private Python package, units and the modprobe drop-in; no modules-load.d entry, no litter" \
-		tools_files_ok "$deb_tools" /lib/systemd/system
+		tools_files_ok "$deb_tools" /usr/lib/systemd/system
 	check "mmtune.rpm: CLI and its man page, private Python package, units and the modprobe drop-in; no modules-load.d entry, no litter" \
 		tools_files_ok "$rpm_tools" /usr/lib/systemd/system
+	check "mmtune.deb and mmtune.rpm: every man page of packaging/man (man5, man8) installed, compressed, in its section" \
+		man_pages_ok "$deb_tools" "$rpm_tools"
 	check "mmtune.deb: the file each unit's Documentation= names is in the package" \
 		unit_docs_ok "$deb_tools"
 	check "mmtune.rpm: the file each unit's Documentation= names is in the package" \
@@ -50,7 +53,7 @@ quick_checks() {
 	check "mmtune.rpm: every file under /etc is %config(noreplace), and nothing else" \
 		rpm_config_ok "$rpm_tools"
 	check "mmtune.deb: mmtune.service wants and is ordered after modprobe@mmtune.service (drop-in), systemd-analyze verify clean" \
-		module_load_ok "$deb_tools" /lib/systemd/system
+		module_load_ok "$deb_tools" /usr/lib/systemd/system
 	check "mmtune.rpm: mmtune.service wants and is ordered after modprobe@mmtune.service (drop-in), systemd-analyze verify clean" \
 		module_load_ok "$rpm_tools" /usr/lib/systemd/system
 	check "modprobe@.service's command on a kernel without mmtune.ko prints nothing (systemd-modules-load would log an error) and cannot fail the unit" \
@@ -59,13 +62,13 @@ quick_checks() {
 	# --- maintainer scripts -------------------------------------------------
 	check "mmtune-dkms.deb: postinst registers with DKMS and builds through mmtune-dkms-kernel, prerm unregisters, /usr/src trigger, kernel hooks are conffiles" \
 		deb_dkms_scripts_ok "$deb_dkms" "$ver"
-	check "mmtune.deb: mmtune.service and the metrics timer enabled and started on installation, stopped on removal; reapply and metrics services never started; upgrade reloads (no stop, no restart)" \
+	check "mmtune.deb: installing enables and starts only the metrics timer, mmtune.service is not enabled (a disabled unit is not started); both stopped on removal; reapply and metrics services never started; upgrade reloads (no stop, no restart); Suggests, not Recommends, mmtune-modules | mmtune-dkms" \
 		deb_tools_scripts_ok "$deb_tools"
 	check "mmtune-dkms.rpm: %post add + build through mmtune-dkms-kernel, %preun remove, %filetriggerin on /usr/src/kernels, kernel-install plugin, Requires dkms >= 3.0.11" \
 		rpm_dkms_scripts_ok "$rpm_dkms" "$ver"
-	check "mmtune.rpm: preset enables mmtune.service and the metrics timer, disable --now of both on erase, reload on upgrade (no try-restart); Recommends (mmtune-modules or mmtune-dkms)" \
+	check "mmtune.rpm: the preset disables mmtune.service and enables the metrics timer, disable --now of both on erase, reload on upgrade (no try-restart); Suggests (mmtune-modules or mmtune-dkms), no Recommends" \
 		rpm_tools_scripts_ok "$rpm_tools"
-	check "mmtune.spec: the rich Recommends only where rpm has rpmlib(RichDependencies), none otherwise (never mmtune-dkms alone)" \
+	check "mmtune.spec: the rich Suggests only where rpm has rpmlib(RichDependencies), none otherwise" \
 		rpm_rich_gate_ok "$ver"
 
 	# --- the kernel hooks ---------------------------------------------------
@@ -79,8 +82,14 @@ quick_checks() {
 		dsc_rebuild_ok "$ver"
 	check "source packages: rpmbuild --rebuild of the source RPM: the same .rpms" \
 		srpm_rebuild_ok "$ver"
-	check "private key scan (packaging/repo/check-no-private-keys.sh) finds a key by name and by PEM marker inside nested archives" \
-		keyscan_selftest
+	check "source packages: an untracked packaging/repo/backup.asc (a PGP secret key) and module file ship in no artifact of a scratch git copy, all 6 artifacts scanned; tracked, the key fails the build (source RPM named)" \
+		untracked_never_ships
+	check "private key scan: a .deb and an .rpm with a throwaway private key in every encoding (PEM, OpenSSH, PGP armored and binary, DER PKCS#1/PKCS#8/encrypted/EC/PKCS#12, base64 of PEM, DER and PGP) under innocent names, and a key's file name: each one found" \
+		keyscan_encodings
+	check "private key scan: a DER key under an innocent name in deb data.tar.gz/.zst and control, rpm xz/zstd payload, zip, wheel, tar in tar.gz, gzip/xz/zstd single files, a deb in a tar.xz: each caught" \
+		keyscan_containers
+	check "private key scan: public keys and certificates (PEM, DER, base64, OpenSSH, OpenPGP keyrings, zipped) in a .deb and an .rpm: no finding" \
+		keyscan_clean
 	check "no private key in any artifact: .dsc and its tarball, .debs, source and binary RPMs" \
 		no_private_keys "$srcdir/mmtune_$ver.dsc" "$deb_tools" "$deb_dkms" \
 		"$srcdir/mmtune-$ver-1.src.rpm" "$rpm_tools" "$rpm_dkms"
@@ -98,7 +107,8 @@ shellcheck_all() {
 		packaging/debian/*.prerm packaging/debian/*.postrm &&
 	shellcheck packaging/build.sh tests/packaging/hook-unit.sh tests/packaging/source.sh \
 		tests/packaging/dkms-states.sh tests/packaging/stock-boot.sh tests/packaging/guest/stock-boot-check.sh \
-		packaging/repo/*.sh
+		packaging/repo/*.sh tests/packaging/keyscan.sh &&
+	shellcheck -x tests/packaging/suites.sh
 }
 
 deb_files() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' | grep -v '^$'; }
@@ -217,6 +227,21 @@ tools_files_ok() {
 	if grep -E '^/usr/src' "$list"; then echo "module sources in the tools package (above)"; bad=1; fi
 	echo "$(wc -l <"$list") paths, e.g.:"; grep -E 'mmtunectl|\.service$|\.timer$|\.conf$' "$list"
 	return $bad
+}
+
+# man_pages_ok DEB RPM: each packaging/man/NAME.N (tracked) is
+# /usr/share/man/manN/NAME.N.gz in both packages, and no other man page.
+man_pages_ok() {
+	local want p list rc=0
+	want=$(git ls-files 'packaging/man/*.[1-9]' | sed 's|.*/\(.*\)\.\([1-9]\)$|/usr/share/man/man\2/\1.\2.gz|' | sort)
+	[ -n "$want" ] || { echo "no man page in packaging/man"; return 1; }
+	for p in "$@"; do
+		list=$(pkg_files "$p")
+		if [ "$(grep '^/usr/share/man/man[1-9]/.' "$list" | sort)" = "$want" ]; then echo "$p: $(echo $want)"
+		else echo "$p: want $(echo $want), has $(grep '^/usr/share/man/' "$list" | tr '\n' ' ')"; rc=1; fi
+		rm -f "$list"
+	done
+	return $rc
 }
 
 # Every file:/ URL in the units' Documentation= lines is shipped.
@@ -348,23 +373,31 @@ deb_tools_scripts_ok() {
 	dpkg-deb -e "$1" "$tmp"
 	sed 's/^/postinst: /' "$tmp/postinst"
 	sed 's/^/prerm: /' "$tmp/prerm"
-	grep -q "deb-systemd-helper unmask 'mmtune.service'" "$tmp/postinst" &&
-	grep -q "deb-systemd-helper enable 'mmtune.service'" "$tmp/postinst" || { echo "postinst does not enable mmtune.service"; rc=1; }
+	# mmtune.service: enabled only where it was enabled before (an upgrade),
+	# never on a new installation: debhelper's "was-enabled" guard, inside
+	# "debian-installed" (--no-enable).
+	awk "/deb-systemd-helper debian-installed 'mmtune.service'/ { g = 1 } g && /^\tfi\$/ { g = 0 }
+		/deb-systemd-helper enable 'mmtune.service'/ && !g { bad = 1 } END { exit bad }" "$tmp/postinst" &&
+		grep -q "deb-systemd-helper debian-installed 'mmtune.service'" "$tmp/postinst" ||
+		{ echo "postinst enables mmtune.service on a new installation"; rc=1; }
 	grep -q "deb-systemd-helper enable 'mmtune-metrics.timer'" "$tmp/postinst" || { echo "postinst does not enable the metrics timer"; rc=1; }
-	# Started on configure: exactly mmtune.service and the timer. The static
-	# services are not: mmtune-reapply.service would reload a second time.
-	[ "$(grep -o "deb-systemd-invoke start .*" "$tmp/postinst" | sed 's/ >.*//')" = "deb-systemd-invoke start 'mmtune-metrics.timer' 'mmtune.service'" ] ||
-		{ echo "postinst does not start exactly mmtune.service and mmtune-metrics.timer"; rc=1; }
+	# Started on configure: the timer, and mmtune.service where enabled
+	# (deb-systemd-invoke starts no disabled unit). The static services
+	# are not: mmtune-reapply.service would reload a second time.
+	[ "$(grep -o "deb-systemd-invoke start .*" "$tmp/postinst" | sed 's/ >.*//' | sort | tr '\n' ' ')" = "deb-systemd-invoke start 'mmtune-metrics.timer' deb-systemd-invoke start 'mmtune.service' " ] ||
+		{ echo "postinst does not start exactly mmtune.service (if enabled) and mmtune-metrics.timer"; rc=1; }
 	grep -qE "mmtune-reapply.service|mmtune-metrics.service" "$tmp/postinst" "$tmp/prerm" "$tmp/postrm" &&
 		{ echo "a maintainer script starts or stops a static service"; rc=1; }
 	grep -q 'deb-systemd-invoke reload mmtune.service' "$tmp/postinst" || { echo "postinst does not reload on upgrade"; rc=1; }
 	grep -qE 'restart' "$tmp/postinst" && { echo "postinst restarts"; rc=1; }
 	[ -e "$tmp/preinst" ] && grep -q 'stop' "$tmp/preinst" && { echo "preinst stops the unit"; rc=1; }
-	grep -q '"$1" = remove' "$tmp/prerm" && grep -q "deb-systemd-invoke stop 'mmtune-metrics.timer' 'mmtune.service'" "$tmp/prerm" ||
+	grep -q '"$1" = remove' "$tmp/prerm" && grep -q "deb-systemd-invoke stop 'mmtune.service'" "$tmp/prerm" &&
+		grep -q "deb-systemd-invoke stop 'mmtune-metrics.timer'" "$tmp/prerm" ||
 		{ echo "prerm does not stop mmtune.service (roll back) and the timer on removal only"; rc=1; }
-	grep -q "deb-systemd-helper purge 'mmtune-metrics.timer' 'mmtune.service'" "$tmp/postrm" || { echo "postrm does not purge the units' state"; rc=1; }
-	grep -qx 'Recommends: mmtune-modules | mmtune-dkms' <<<"$(dpkg-deb -f "$1" Recommends | sed 's/^/Recommends: /')" ||
-		{ echo "Recommends is not 'mmtune-modules | mmtune-dkms'"; rc=1; }
+	grep -q "deb-systemd-helper purge 'mmtune.service'" "$tmp/postrm" && grep -q "deb-systemd-helper purge 'mmtune-metrics.timer'" "$tmp/postrm" ||
+		{ echo "postrm does not purge the units' state"; rc=1; }
+	[ "$(dpkg-deb -f "$1" Suggests)" = 'mmtune-modules | mmtune-dkms' ] || { echo "Suggests is not 'mmtune-modules | mmtune-dkms'"; rc=1; }
+	[ -z "$(dpkg-deb -f "$1" Recommends)" ] || { echo "Recommends: $(dpkg-deb -f "$1" Recommends)"; rc=1; }
 	rm -rf "$tmp"
 	return $rc
 }
@@ -395,18 +428,19 @@ rpm_tools_scripts_ok() {
 	grep -qE 'try-restart|mark-restart-system-units' <<<"$s" && { echo "a scriptlet restarts mmtune.service"; rc=1; }
 	grep -qx /usr/lib/systemd/system-preset/50-mmtune.preset <<<"$(rpm -qpl "$1")" || { echo "no preset file"; rc=1; }
 	[ "$(rpm2cpio "$1" | cpio -i --quiet --to-stdout ./usr/lib/systemd/system-preset/50-mmtune.preset | grep -v '^#')" = \
-		"$(printf 'enable mmtune.service\nenable mmtune-metrics.timer')" ] || { echo "the preset does not enable exactly mmtune.service and the timer"; rc=1; }
-	[ "$(rpm -qp --recommends "$1")" = '(mmtune-modules or mmtune-dkms)' ] || { echo "Recommends: $(rpm -qp --recommends "$1")"; rc=1; }
+		"$(printf 'disable mmtune.service\nenable mmtune-metrics.timer')" ] || { echo "the preset does not disable mmtune.service and enable the timer"; rc=1; }
+	[ "$(rpm -qp --suggests "$1")" = '(mmtune-modules or mmtune-dkms)' ] || { echo "Suggests: $(rpm -qp --suggests "$1")"; rc=1; }
+	[ -z "$(rpm -qp --recommends "$1")" ] || { echo "Recommends: $(rpm -qp --recommends "$1")"; rc=1; }
 	grep -q '^rpmlib(RichDependencies)' <<<"$(rpm -qp --requires "$1")" || { echo "no rpmlib(RichDependencies)"; rc=1; }
 	return $rc
 }
 
-# rpm_rich_gate_ok VER: the spec's recommends of mmtune, by rpmspec, with
+# rpm_rich_gate_ok VER: the spec's suggests of mmtune, by rpmspec, with
 # the gate forced off (an rpm without rich dependencies), forced on, and
 # left to this host's rpm (which has them: 4.18).
 rpm_rich_gate_ok() {
 	local q rc=0 off on auto
-	q() { rpmspec -q --define "mmtune_version $1" "${@:2}" --qf '%{NAME}: [%{RECOMMENDNAME} ]\n' packaging/rpm/mmtune.spec 2>&1 | grep '^mmtune:'; }
+	q() { rpmspec -q --define "mmtune_version $1" "${@:2}" --qf '%{NAME}: [%{SUGGESTNAME} ]\n' packaging/rpm/mmtune.spec 2>&1 | grep '^mmtune:'; }
 	off=$(q "$1" --define 'mmtune_rich_deps 0'); on=$(q "$1" --define 'mmtune_rich_deps 1'); auto=$(q "$1")
 	printf 'gate off: %s\ngate on:  %s\nthis rpm: %s (%s)\n' "$off" "$on" "$auto" "$(rpm --version)"
 	[ "$off" = 'mmtune: ' ] || rc=1

@@ -10,7 +10,7 @@
 #                                    and the stock headers, the .ko in the VM,
 #                                    the RPMs in a scratch root, and the end-
 #                                    to-end install and boot ("make
-#                                    check-packaging"; see README.md for times)
+#                                    check-packaging"; see packaging/PACKAGING.md for times)
 #
 # Logs: build/packaging/logs/. Caches (kernel packages, Debian root) live in
 # $MMTUNE_CACHE (default ~/.cache/mmtune).

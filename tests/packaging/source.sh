@@ -91,25 +91,35 @@ srpm_rebuild_ok() {
 	return $rc
 }
 
-# keyscan_selftest: the scanner (packaging/repo/check-no-private-keys.sh)
-# finds a key by name and by PEM marker, nested in archives (a fake key:
-# the marker and no key material), and passes a clean archive.
-keyscan_selftest() {
-	local t out rc=0 scan=packaging/repo/check-no-private-keys.sh
+# untracked_never_ships: in a scratch git copy of the sources, an untracked
+# packaging/repo/backup.asc holding a (throwaway) PGP secret key and an
+# untracked module file are left out of every artifact, and the scan ran
+# on each of the six; tracked, the key fails the build in the source RPM.
+untracked_never_ships() {
+	local t rc=0 out n
 	t=$(mktemp -d)
-	mkdir -p "$t/a/sub" "$t/b"
-	printf -- '-----BEGIN %s-----\nnot a key\n-----END %s-----\n' "EC PRIVATE KEY" "EC PRIVATE KEY" >"$t/a/sub/notes"
-	gzip "$t/a/sub/notes"
-	tar -czf "$t/marker.tar.gz" -C "$t" a
-	: >"$t/b/signing_key.priv"
-	tar -cJf "$t/b.tar.xz" -C "$t" b
-	tar -cf "$t/name.tar" -C "$t" b.tar.xz
-	echo clean >"$t/clean.txt"; tar -czf "$t/clean.tar.gz" -C "$t" clean.txt
-	out=$($scan "$t/marker.tar.gz" 2>&1) && rc=1
-	echo "$out"; grep -q 'PRIVATE KEY: /a/sub/notes.gz!notes: a PEM private key marker' <<<"$out" || rc=1
-	out=$($scan "$t/name.tar" 2>&1) && rc=1
-	echo "$out"; grep -q "PRIVATE KEY: /b.tar.xz!b/signing_key.priv: a private key's file name" <<<"$out" || rc=1
-	$scan "$t/clean.tar.gz" || rc=1
+	# shellcheck disable=SC2046 # the top-level paths, split
+	git ls-files -z -- $(packaging/build.sh --sources) | xargs -0 cp --parents -t "$t"
+	git -C "$t" init -q && git -C "$t" add -A && git -C "$t" -c user.name=t -c user.email=t@localhost commit -qm t
+	mkdir -m 700 "$t/gpg"
+	GNUPGHOME=$t/gpg gpg -q --batch --passphrase '' --quick-gen-key 'backup test <t@localhost>' ed25519 sign never 2>/dev/null
+	GNUPGHOME=$t/gpg gpg -q --batch --armor --export-secret-keys >"$t/packaging/repo/backup.asc"
+	gpgconf --homedir "$t/gpg" --kill all 2>/dev/null; rm -rf "$t/gpg"
+	echo '/* untracked */' >"$t/module/scratch.c"
+	out=$("$t/packaging/build.sh" 2>&1) || { echo "$out" | tail -n 20; rm -rf "$t"; return 1; }
+	grep -E 'left out|no private key|PRIVATE' <<<"$out"
+	grep -q 'left out: 2 untracked files' <<<"$out" || { echo "no line about the 2 untracked files"; rc=1; }
+	n=$(grep -cE '^(mmtune[-_][^ ]*\.(deb|rpm|dsc)): [0-9]+ files, no private key$' <<<"$out")
+	[ "$n" -eq 6 ] || { echo "$n artifacts scanned, want 6"; rc=1; }
+	[ "$(find "$t/build/packaging/contents" -name '*.list' | wc -l)" -eq 6 ] || { echo "not 6 file lists"; rc=1; }
+	if grep -lE 'backup\.asc|scratch\.c' "$t"/build/packaging/contents/*.list; then
+		echo "an untracked file shipped (above)"; rc=1
+	fi
+	grep -q 'module/main.c' "$t/build/packaging/contents/mmtune_$(packaging/version.sh).dsc.list" || { echo "the .dsc list lacks module/main.c"; rc=1; }
+	git -C "$t" add packaging/repo/backup.asc
+	if out=$("$t/packaging/build.sh" rpm 2>&1); then echo "the build passed with a tracked secret key"; rc=1; fi
+	grep -E 'PRIVATE KEY|error' <<<"$out"
+	grep -qE "src\.rpm: PRIVATE KEY: .*packaging/repo/backup\.asc: a private key in text form" <<<"$out" || rc=1
 	rm -rf "$t"
 	return $rc
 }

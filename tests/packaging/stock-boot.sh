@@ -38,6 +38,8 @@ out=$(in_root "$r" sh -c "apt-get update && apt-get install -y linux-image-$kver
 cp -n "$r"/var/cache/apt/archives/*.deb "$cache/apt-archives/" 2>/dev/null
 rm -f "$r"/var/cache/apt/archives/*.deb
 printf '%s\n' "$out" >"$logs/stock-boot-apt.log"
+# The operator's choice: mmtune.service applies the rules' pick at boot.
+in_root "$r" systemctl enable mmtune.service >>"$logs/stock-boot-apt.log" 2>&1 || rc=$?
 if [ $rc != 0 ] || [ ! -s "$r/boot/initrd.img-$kver" ]; then
 	echo "apt-get install linux-image-$kver mmtune failed (exit $rc): $logs/stock-boot-apt.log"; exit 1
 fi

@@ -85,12 +85,13 @@ install)
 			>/etc/apt/sources.list.d/mmtune.list
 		apt-get update 2>&1 | sed 's/^/update: /'
 		apt-get install -y mmtune "$meta" 2>&1
+		systemctl enable --now mmtune.service 2>&1
 	); rc=$?
 	tap_diag "$(echo "$out" | grep -E '^(update: |W:|E:|Setting up|update-initramfs)')"
 	# apt's own warnings (signatures, the source) are apt-get update's;
 	# the install's W: lines are the kernel hooks' (initramfs-tools: no zstd).
 	if [ $rc -eq 0 ] && ! echo "$out" | grep -qE '^(update: (W|E|Err)|E: )'; then
-		tap_ok "quick start: key and source added, apt-get update (no warning), apt-get install mmtune $meta (exit 0)"
+		tap_ok "quick start: key and source added, apt-get update (no warning), apt-get install mmtune $meta, systemctl enable --now mmtune.service (exit 0)"
 	else
 		tap_not_ok "quick start: apt-get install mmtune $meta (exit $rc)"; tap_diag "$out"
 	fi
