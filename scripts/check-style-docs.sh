@@ -178,7 +178,7 @@ for c in "${checks[@]}"; do
 		# look up: that one check is left to upstream review.
 		case "$2" in *.patch) flags+=(--ignore UNKNOWN_COMMIT_ID) ;; *) flags+=(-f) ;; esac
 		# compat.h is the one place that tells kernel lines apart by
-		# version (README.md, "Kernel lines"); anywhere else checkpatch
+		# version (kernel-patches/README.md, "Kernel lines"); anywhere else checkpatch
 		# keeps refusing LINUX_VERSION_CODE.
 		[ "$2" = module/compat.h ] && flags+=(--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON)
 		# A patch is checked with its own line's checkpatch.
