@@ -6,7 +6,13 @@
 # checkpatch.pl of that line's pristine source (linux-source-LINE, unpacked
 # once into the cache by scripts/kernel-lib.sh). Their warnings count as
 # failures. Also, without the kernel tree: per line, the series file, the
-# [PATCH i/N] numbering and the cover letter's list agree.
+# [PATCH i/N] numbering and the cover letter's list agree; and the docs
+# (every tracked *.md) say what is true now: no issue numbers, no dated run
+# logs, README.md at most 300 lines, and the repository paths the top-level
+# docs name exist.
+#
+#   scripts/check-style-docs.sh          everything (needs the 6.1 tree: KDIR)
+#   scripts/check-style-docs.sh --docs   only what needs no kernel tree
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +20,12 @@ kdir=${KDIR:-$repo/build/kernel}
 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 cd "$repo"
 . tests/lib/tap.sh
+docs_only=
+case "${1:-}" in
+--docs) docs_only=1 ;;
+"") ;;
+*) echo "usage: $0 [--docs]" >&2; exit 2 ;;
+esac
 
 # The kernel lines: kernel-patches/LINE with a series. 6.1 is the tree we
 # build against ($kdir).
@@ -43,21 +55,31 @@ find_line_tree() {
 }
 
 checks=()
-# Tracked sources only: kbuild's generated *.mod.c are not ours.
-for f in $(git ls-files 'module/*.[ch]' 'tests/kmod/*.c' 2>/dev/null ||
-	ls module/*.[ch] tests/kmod/*.c | grep -v '\.mod\.c$'); do
-	checks+=("checkpatch $f")
-done
-# The cover letter has no diff to check.
-for line in "${lines[@]}"; do
-	for p in kernel-patches/$line/0*.patch; do
-		case "$p" in */0000-cover-letter.patch) continue ;; esac
-		checks+=("checkpatch $p $line")
+if [ -z "$docs_only" ]; then
+	# Tracked sources only: kbuild's generated *.mod.c are not ours.
+	for f in $(git ls-files 'module/*.[ch]' 'tests/kmod/*.c' 2>/dev/null ||
+		ls module/*.[ch] tests/kmod/*.c | grep -v '\.mod\.c$'); do
+		checks+=("checkpatch $f")
 	done
-done
-checks+=("get_abi validate sysfs-docs" "get_abi rest sysfs-docs")
+	# The cover letter has no diff to check.
+	for line in "${lines[@]}"; do
+		for p in kernel-patches/$line/0*.patch; do
+			case "$p" in */0000-cover-letter.patch) continue ;; esac
+			checks+=("checkpatch $p $line")
+		done
+	done
+	checks+=("get_abi validate sysfs-docs" "get_abi rest sysfs-docs")
+fi
 for line in "${lines[@]}"; do
 	checks+=("series kernel-patches/$line")
+done
+checks+=("docs-length README.md 300")
+for f in $(git ls-files '*.md'); do
+	checks+=("docs-now $f")
+done
+# The docs whose paths are written from the repository's top.
+for f in README.md NEWS.md kernel-patches/README.md tests/README.md tests/bench/README.md; do
+	[ -f "$f" ] && checks+=("docs-paths $f")
 done
 
 # subject PATCH: its Subject, unfolded.
@@ -100,6 +122,36 @@ series_problems() {
 		echo "$p: the list under 'NAME ($n):' is not the $n patch titles in order"
 }
 
+# docs_history DOC: lines that tell history instead of what is true now:
+# a project issue number ("issue 27"; another project's "issue #302" is
+# a reference), or a date (a dated run log). Versions are fine.
+docs_history() {
+	grep -n -i -E '\bissues? [0-9]+|\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\b' "$1" |
+		sed "s|^|$1:|"
+}
+
+# docs_paths DOC: repository paths the doc names in backticks (under a
+# top-level directory, or a top-level file) that do not exist. Skipped:
+# patterns and placeholders (*, <...>, {..}, an upper-case word such as
+# LINE or NN, foo); a built foo.ko whose foo.c is there; a trailing
+# ":line" or ", ...".
+docs_paths() {
+	local p f
+	# shellcheck disable=SC2016 # backquotes, not an expansion
+	grep -o '`[^` ]*`' "$1" | tr -d '`' | sort -u | while read -r p; do
+		f=${p%%:*}
+		case "$f" in
+		kernel-patches/* | module/* | packaging/* | scripts/* | sysfs-docs/* | systemd/* | tests/* | .ci/* | *.md | Makefile) ;;
+		*) continue ;;
+		esac
+		case "$f" in *[][*\<\>{}]* | *foo*) continue ;; esac
+		[[ $f =~ (^|/|-)[A-Z][A-Z0-9_]+(/|-|$) ]] && continue
+		[ -e "$f" ] && continue
+		case "$f" in *.ko) [ -e "${f%.ko}.c" ] && continue ;; esac
+		echo "$1: \`$p\` does not exist"
+	done
+}
+
 # Drop TRAILING_SEMICOLON and MACRO_ARG_UNUSED (6.12's checkpatch) reports
 # whose line in the patch defines an MMTUNE_HOOK X-macro; pass everything
 # else through.
@@ -126,7 +178,7 @@ for c in "${checks[@]}"; do
 		# look up: that one check is left to upstream review.
 		case "$2" in *.patch) flags+=(--ignore UNKNOWN_COMMIT_ID) ;; *) flags+=(-f) ;; esac
 		# compat.h is the one place that tells kernel lines apart by
-		# version (README.md, "Kernel lines"); anywhere else checkpatch
+		# version (kernel-patches/README.md, "Kernel lines"); anywhere else checkpatch
 		# keeps refusing LINUX_VERSION_CODE.
 		[ "$2" = module/compat.h ] && flags+=(--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON)
 		# A patch is checked with its own line's checkpatch.
@@ -151,6 +203,12 @@ for c in "${checks[@]}"; do
 		out=$(perl "$kdir/scripts/get_abi.pl" --dir "$3" "$2" 2>&1 >/dev/null) ;;
 	series)
 		out=$(series_problems "$2") ;;
+	docs-length)
+		out=$(awk -v max="$3" 'END { if (NR > max) print FILENAME ": " NR " lines, at most " max }' "$2") ;;
+	docs-now)
+		out=$(docs_history "$2") ;;
+	docs-paths)
+		out=$(docs_paths "$2") ;;
 	esac
 	if [ -z "$out" ]; then
 		tap_ok "$c"
