@@ -44,6 +44,9 @@
 #                          LINE=6.12: that line's, build/packaging/kernel-pkgs-6.12)
 #   make check-packaging   the whole packaging suite: kernel packages, DKMS in
 #                          a Debian 12 root, RPMs, install and boot (long)
+#   make check-packaging-suites  no kernel: lintian on Debian 12 and 13,
+#                          both suites from one repository, what installing
+#                          changes (about 2 min)
 #   make kernel-packages-cloud  the kernel .debs from Debian 12's cloud config
 #                          and mmtune-modules for it (cached; over an hour cold;
 #                          LINE=6.12: linux-config-6.12's)
@@ -59,14 +62,14 @@
 #                          cloud sets, then the above for 6.12 in Debian 12
 #                          (with the Debian 12 LTS move from our 6.1 kernel)
 #                          and in Debian 13
-#   make check-packaging-grub  the Debian 13 GRUB pin (packaging/README.md)
+#   make check-packaging-grub  the Debian 13 GRUB pin (packaging/README.md, "Debian 12 and 13")
 #                          booted through GRUB: Debian's higher cloud kernel
 #                          without it, ours with it (a built 6.12 cloud set:
 #                          KERNEL_PKGS=SET, default the newest; builds none)
 #   make repo              a signed apt repository (dists/bookworm) and rpm
 #                          repository (createrepo_c) in build/repo from the
 #                          built packages, with MMTUNE_REPO_KEY=<gpg key>
-#                          (packaging/README.md, "Repository")
+#                          (packaging/PACKAGING.md, "The repository")
 #
 # On a fresh Debian 12 machine use scripts/dev.sh, which installs the build
 # dependencies first (see README.md).
@@ -187,7 +190,7 @@ userspace:
 style: kernel
 	scripts/check-style-docs.sh
 
-# Not part of check yet (see README.md, "Build matrix"): needs no kernel
+# Not part of check yet (see kernel-patches/README.md, "Build matrix"): needs no kernel
 # build, only the source packages. Both lines run even if the first fails.
 check-matrix:
 	@rc=0; scripts/check-build-matrix.sh || rc=1; \
@@ -204,6 +207,11 @@ kernel-packages:
 
 check-packaging:
 	tests/packaging/run.sh --full
+
+# Debian 12 and 13 roots, no kernel: lintian, apt from one repository,
+# what installing changes (also part of check-packaging).
+check-packaging-suites: packages
+	tests/packaging/suites.sh
 
 # The distribution-config builds are long: never part of check or
 # check-packaging.
@@ -257,4 +265,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub repo
+.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-suites check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub repo

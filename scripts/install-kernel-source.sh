@@ -1,8 +1,8 @@
 #!/bin/bash
 # Install Debian's linux-source-LINE from another suite than the host's
 # (Debian 12 has 6.1 and 6.12 itself): the upstream kernel the 6.12
-# instruction counts compare with (7.3, trixie-backports; see README.md,
-# "Instruction counts per operation").
+# instruction counts compare with (7.3, trixie-backports; see
+# tests/bench/README.md, "Instruction counts").
 #
 #   scripts/install-kernel-source.sh LINE [SUITE]    (SUITE: trixie-backports)
 #
