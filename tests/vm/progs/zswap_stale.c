@@ -31,9 +31,10 @@
  * --zero (kernels with a swap zeromap, 6.12): the whole THP is zeroed
  * instead, so that the next write puts it in the zeromap without
  * zswap_store(). Its old entries must be dropped all the same: otherwise
- * zswap writeback (the memcg shrinker, run here through memory.reclaim)
- * brings the old bytes back into the swap cache, ahead of the zeromap,
- * and the read-back maps them instead of zeros.
+ * zswap writeback (the memcg shrinker, switched on once the folio has
+ * left the swap cache and run through memory.reclaim) brings the old
+ * bytes back into the swap cache, ahead of the zeromap, and the read-back
+ * maps them instead of zeros. The test keeps the shrinker off before.
  *
  * --exit KB: the slots of a KB folio stored whole are freed while it is
  * still in the swap cache: a child process faults it, pages it out (the
@@ -204,11 +205,14 @@ static uint64_t cg_stat(const char *cg, const char *file, const char *key)
 	return val;
 }
 
+#define SHRINKER "/sys/module/zswap/parameters/shrinker_enabled"
+
 /*
  * --zero: whatever zswap still holds for this memcg is written back by
- * the memcg's zswap shrinker (the test turns it on), one memory.reclaim
- * at a time, stopping at the first writeback so that what it brought
- * into the swap cache is read before reclaim frees it again.
+ * the memcg's zswap shrinker, switched on only now (the test keeps it off
+ * until the folio has left the swap cache), one small memory.reclaim at a
+ * time, stopping at the first writeback so that what it brought into the
+ * swap cache is read before reclaim frees it again.
  */
 static void writeback_stale(const char *cg)
 {
@@ -216,9 +220,12 @@ static void writeback_stale(const char *cg)
 	char path[256];
 	unsigned int tries;
 
+	if (write_file(SHRINKER, "Y\n"))
+		die(KSFT_FAIL, "cannot switch the zswap shrinker on");
 	snprintf(path, sizeof(path), "%s/memory.reclaim", cg);
 	for (tries = 0; tries < 64 && zswapped && vmstat("zswpwb") == wb0; tries++)
-		write_file(path, "1M");
+		write_file(path, "128K");
+	write_file(SHRINKER, "N\n");
 	msg("zswap writeback: the memcg's zswapped %" PRIu64 " bytes before, zswpwb +%" PRIu64 " after %u memory.reclaim writes",
 	    zswapped, vmstat("zswpwb") - wb0, tries);
 }

@@ -83,14 +83,15 @@ for k in 0 5; do
 	stale_case rmmod $k
 done
 
-# A zeroed THP (kernels with a swap zeromap): the memcg's zswap shrinker
-# is on, so a stale entry left behind would be written back.
+# A zeroed THP (kernels with a swap zeromap): once it has left the swap
+# cache, zswap_stale switches the memcg's zswap shrinker on, so that a
+# stale entry left behind would be written back over the zeros.
 if [ -d /sys/kernel/debug/frontswap ]; then
 	info "=== zeroed THP: not on this kernel (no swap zeromap: a zero page is a same-filled zswap entry, stored or dropped as any other)"
 else
-	info "=== zeroed THP, zswap shrinker on"
+	info "=== zeroed THP, then the zswap shrinker"
 	shrinker=$(cat $ZSWAP_PARAMS/shrinker_enabled)
-	echo Y >$ZSWAP_PARAMS/shrinker_enabled || fail "zswap shrinker_enabled"
+	echo N >$ZSWAP_PARAMS/shrinker_enabled || fail "zswap shrinker_enabled"
 	load_mmtune
 	echo 1 >"$MMTUNE_ZSWAP/enabled" || fail "enable zswap_large"
 	rm -rf /tmp/hold && mkdir /tmp/hold && touch /tmp/hold/go
