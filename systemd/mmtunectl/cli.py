@@ -114,16 +114,22 @@ def cmd_recommend(ctx, args):
     if args.reset:
         if not need_root(ctx, "recommend --reset"):
             return EXIT_NOT_ROOT
-        name, _ = recommend.recorded(ctx)
-        if name:
+        name, _ = recommend.recorded(ctx, [])
+        try:
+            # Whatever it holds: an unusable record is removed too.
             os.unlink(ctx.path(recommend.RECORD))
-        say("forgot the recorded pick %s; the next apply --auto picks by the rules"
-            % name if name else "no recorded pick")
+            say("forgot the recorded pick %s; the next apply --auto picks by the rules" % (
+                name or "(an unusable %s)" % ctx.show(recommend.RECORD)))
+        except FileNotFoundError:
+            say("no recorded pick")
     # What the rules pick now; the record is what apply --auto keeps using.
     sel = recommend.select(ctx, use_overrides=not args.no_override, use_record=False)
     say(sel.name)
     say("reason: %s" % sel.reason)
-    name, _ = recommend.recorded(ctx)
+    notes = []
+    name, _ = recommend.recorded(ctx, notes)
+    for n in notes:
+        say(n, prio=journal.WARNING)
     if name and name != sel.name and sel.source in ("recommend", "default"):
         say("recorded: %s (apply --auto keeps it; `mmtunectl recommend --reset` to pick again)"
             % name)
@@ -165,6 +171,8 @@ def cmd_apply(ctx, args):
     if not args.dry_run and not need_root(ctx, "apply"):
         return EXIT_NOT_ROOT
     sel = _selection(ctx, args.profile)
+    for n in sel.notes:
+        say(n, prio=journal.WARNING)
     say("profile %s (%s)" % (sel.name, sel.reason))
     prof = Loader(ctx).load(sel.name)
     if args.dry_run:
@@ -301,6 +309,8 @@ def cmd_verify(ctx, args):
     r = health.evaluate(ctx)
     for e in r.errors:
         say("error: " + e, err=True)
+    for n in r.notes():
+        say(n, prio=journal.WARNING)
     for _, msg in r.problems:
         say(msg)
     counts = {}
@@ -446,7 +456,7 @@ def cmd_status(ctx, args):
     for o in doc["sysctl_d_overridden"]:
         say("note: %s: %s sets %s at boot; the profile's %s wins (mmtune.service runs after "
             "systemd-sysctl.service)" % (o["knob"], o["origin"], o["value"], o["wanted"]))
-    for msg in doc["problems"]:
+    for msg in r.notes() + doc["problems"]:
         say(msg)
     say("health: %s (exit %d)" % (doc["health"], doc["exit_status"]))
     for e in doc["errors"]:

@@ -47,7 +47,7 @@ def _parse(text):
 def _find(ctx, name):
     for d in PROFILE_DIRS:
         rel = "%s/%s/tuned.conf" % (d, name)
-        text = ctx.read(rel)
+        text = ctx.read_config(rel)
         if text is not None:
             return rel, text
     return None, None
@@ -173,7 +173,7 @@ def service_counts(ctx):
 
 def _reapply_sysctl(ctx):
     """tuned-main.conf's reapply_sysctl (default 1)."""
-    for line in (ctx.read("etc/tuned/tuned-main.conf") or "").splitlines():
+    for line in (ctx.read_config("etc/tuned/tuned-main.conf") or "").splitlines():
         k, sep, v = INLINE_COMMENT.sub("", line).partition("=")
         if sep and k.strip() == "reapply_sysctl":
             return v.strip().lower() in ("1", "true", "yes", "y", "on")
@@ -189,7 +189,7 @@ def owned(ctx, facts=None):
     tuned writes the sysctl.d values again after its own: those knobs are
     the sysctl.d files' (tuned puts them back whenever it applies).
     """
-    active = (ctx.read("etc/tuned/active_profile") or "").split()
+    active = (ctx.read_config("etc/tuned/active_profile") or "").split()
     if not active or not (ctx.exists("usr/sbin/tuned") or ctx.exists("usr/bin/tuned")):
         return {}
     if not service_counts(ctx):
@@ -238,5 +238,5 @@ def owned(ctx, facts=None):
 
 
 def active_profile(ctx):
-    active = (ctx.read("etc/tuned/active_profile") or "").strip()
+    active = (ctx.read_config("etc/tuned/active_profile") or "").strip()
     return active or None

@@ -245,13 +245,13 @@ def test_a_denied_file_is_exit_4_for_any_command(root, run, monkeypatch):
                              "(are you root?)\n" % root), args
     monkeypatch.setattr(Context, "read", real)
     import mmtunectl.profile
-    real_open = open
+    real_read = mmtunectl.profile.read_file
 
     def denied(path, *a, **kw):
         if str(path).endswith("/database.conf"):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-        return real_open(path, *a, **kw)
-    monkeypatch.setattr(mmtunectl.profile, "open", denied, raising=False)
+        return real_read(path, *a, **kw)
+    monkeypatch.setattr(mmtunectl.profile, "read_file", denied)
     rc, out, err = run("show", "database", euid=1000)
     assert (rc, err) == (2, "error: /usr/lib/mmtune/profiles/database.conf: cannot read: "
                          "Permission denied\n")
