@@ -36,19 +36,40 @@ EXIT_OK, EXIT_DRIFT, EXIT_ERROR, EXIT_NOT_LOADED, EXIT_NOT_ROOT, EXIT_NO_HOOKS, 
 STATUS_SCHEMA = 1
 
 
+def _fd(stream):
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return -1       # a test's capture buffer
+
+
+def write(text, stream=None):
+    """Write text to stdout (or stream). A reader that went away
+    (`mmtunectl knobs | head`) is no error: the rest of the output goes
+    to /dev/null, quietly, and the command completes (an apply is never
+    cut short by its output)."""
+    stream = stream or sys.stdout
+    try:
+        stream.write(text)
+        if stream is sys.stdout:
+            stream.flush()
+    except BrokenPipeError:
+        fd = _fd(stream)
+        if fd >= 0:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+
+
 def say(msg, err=False, prio=None):
     """One line to stdout (info) or stderr (error, or the priority given).
     Prefixed with its syslog priority when the stream is the journal."""
     stream = sys.stderr if err else sys.stdout
     if prio is None:
         prio = journal.ERR if err else journal.INFO
-    try:
-        fd = stream.fileno()
-    except (OSError, ValueError, AttributeError):
-        fd = -1         # a test's capture buffer
-    if journal.stream_is_journal(fd):
+    if journal.stream_is_journal(_fd(stream)):
         msg = "<%d>%s" % (prio, msg)
-    stream.write(msg + "\n")
+    write(msg + "\n", stream)
 
 
 def need_root(ctx, cmd):
@@ -398,12 +419,12 @@ def cmd_status(ctx, args):
                 say("error: cannot write %s: %s" % (args.output, e.strerror or e), err=True)
                 return EXIT_ERROR
         else:
-            sys.stdout.write(text)
+            write(text)
         # The health is in the metrics; a timer must not fail every minute.
         return EXIT_OK
     doc = status_doc(ctx, r)
     if args.json:
-        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
         return doc["exit_status"]
     p = doc["profile"]
     if p:
@@ -547,8 +568,15 @@ def main(argv=None, vendor="usr/lib/mmtune", **ctx_args):
     return rc
 
 
+class BrokenInstall(Exception):
+    pass
+
+
 def _run(ctx, args):
     try:
+        if schema.TABLE_ERROR:
+            raise BrokenInstall("mmtunectl's table of mmtune.ko's files is broken: %s; "
+                                "reinstall the mmtune package" % schema.TABLE_ERROR)
         return COMMANDS[args.cmd](ctx, args)
     except ConfigError as e:
         for line in e.errors:
@@ -565,8 +593,6 @@ def _run(ctx, args):
     except engine.LockTimeout as e:
         say("error: %s" % e, err=True)
         return EXIT_LOCKED
-    except BrokenPipeError:
-        return EXIT_OK
     except PermissionError as e:
         say("error: %s: %s (are you root?)" % (e.filename, e.strerror), err=True)
         return EXIT_NOT_ROOT
@@ -574,9 +600,12 @@ def _run(ctx, args):
         say("error: %s" % e, err=True)
         return EXIT_ERROR
     except Exception as e:      # a bug: its own status, never "drift" (1)
-        traceback.print_exc()
-        say("error: internal error in mmtunectl %s: %s: %s (exit %d; please report it)"
-            % (args.cmd, type(e).__name__, e, EXIT_INTERNAL), err=True)
+        if isinstance(e, BrokenInstall):
+            say("error: %s (exit %d)" % (e, EXIT_INTERNAL), err=True)
+        else:
+            traceback.print_exc()
+            say("error: internal error in mmtunectl %s: %s: %s (exit %d; please report it)"
+                % (args.cmd, type(e).__name__, e, EXIT_INTERNAL), err=True)
         if args.cmd == "status" and args.output:
             try:
                 metrics.write_atomic(args.output, metrics.render_internal_error(ctx))

@@ -399,17 +399,26 @@ class Loader(object):
                         errors.append("%s:%d: no profile %r (looked in %s)" % (
                             path, line, inc, ", ".join(self.ctx.show(d) + "/profiles"
                                                         for _, d in self.ctx.layers())))
-        self._check_relations(prof, errors)
+        # On its own: the knobs it does not set may be set elsewhere.
+        self._check_relations(prof, errors, defaults=False)
         return errors, prof
 
     @staticmethod
-    def _check_relations(prof, errors):
+    def _check_relations(prof, errors, defaults=True):
+        """The rules the module checks between two knobs (schema.RELATIONS);
+        with defaults, a knob the profile does not set is at the module's
+        default, as the kernel checks against the value it holds."""
         for a, op, b, unless in schema.RELATIONS:
             sa, sb = prof.settings.get(a), prof.settings.get(b)
-            if not sa or not sb or sa.op != "=" or sb.op != "=":
+            if not (sa and sb or defaults and (sa or sb)):
                 continue
-            va, vb = int(sa.value), int(sb.value)
+            if any(s and s.op != "=" for s in (sa, sb)):
+                continue
+            va, vb = [int(s.value if s else schema.BY_NAME[n].default)
+                      for s, n in ((sa, a), (sb, b))]
             if not schema.holds(op, va, vb, unless):
                 errors.append("%s: %s = %d must be %s %s = %d%s (%s)" % (
-                    sa.origin, a, va, op, b, vb,
-                    "" if unless is None else " or be " + unless, sb.origin))
+                    (sa or sb).origin, a, va, op, b, vb,
+                    "" if unless is None else " or be " + unless,
+                    sb.origin if sa and sb else "%s: the module's default, the profile does "
+                    "not set it" % (b if sa else a)))

@@ -293,7 +293,14 @@ def read_line_rows(path=None):
     return out
 
 
-MM_FILES = read_table()
+# A broken or missing table is a broken installation: every command says
+# so (cli.main, exit 7), none runs on a half-known set of knobs.
+try:
+    MM_FILES, TABLE_ERROR = read_table(), None
+except SchemaError as e:
+    MM_FILES, TABLE_ERROR = [], str(e)
+except (OSError, UnicodeDecodeError) as e:
+    MM_FILES, TABLE_ERROR = [], "%s: %s" % (getattr(e, "filename", None) or TABLE, e)
 # The kernel lines mmtune has a series and a table column for.
 LINES = sorted(set(l for f in MM_FILES for l in f.lines),
                key=lambda l: tuple(int(x) for x in l.split(".")))
