@@ -392,7 +392,7 @@ def other_line_msg(ctx, settings):
 def absent_feature(ctx, knob):
     """The outermost kernel feature (schema.FEATURES) of knob that this
     kernel lacks, or None: no zswap, no mmtune.ko, an mTHP size it lacks."""
-    found, f = None, knob.feature
+    found, f = None, knob.name if knob.name in schema.FEATURES else knob.feature
     while f:
         path, parent, _ = schema.FEATURES[f]
         if not ctx.exists(path):
@@ -413,8 +413,9 @@ def absent_features(ctx, settings):
 
 def feature_msg(ctx, feature, settings):
     path, _, provider = schema.FEATURES[feature]
-    return "warning: kernel feature %s is absent (no %s; needs %s): skipped %s" % (
-        feature, ctx.show(path), provider, ", ".join(s.knob.name for s in settings))
+    return "warning: kernel %s %s is absent (no %s; needs %s): skipped %s" % (
+        "file of" if feature in schema.BY_NAME else "feature", feature, ctx.show(path),
+        provider, ", ".join(s.knob.name for s in settings))
 
 
 class Plan(object):
