@@ -5,7 +5,7 @@ every knob that profile sets (its [sysctl] keys, [vm] transparent_hugepages,
 [sysfs] paths, following include=) is skipped by apply and verify, with a
 message naming the tuned profile. Two owners never write the same knob, and
 tuned keeps working for everything else (CPU, disks, network).
-See systemd/README.md for why this and not Conflicts= or a tuned include.
+systemd/README.md, "tuned", says why this and not Conflicts= or a tuned include.
 """
 
 import fnmatch

@@ -70,7 +70,7 @@ def test_status_json_golden(root, run):
 
 
 def test_status_json_schema_is_stable(root, run):
-    """The documented keys and types (systemd/README.md), independent of values."""
+    """The documented keys and types (golden/status.json), independent of values."""
     rc, out, err = run("status", "--json")
     doc = json.loads(out)
     assert sorted(doc) == sorted(
