@@ -36,19 +36,40 @@ EXIT_OK, EXIT_DRIFT, EXIT_ERROR, EXIT_NOT_LOADED, EXIT_NOT_ROOT, EXIT_NO_HOOKS, 
 STATUS_SCHEMA = 1
 
 
+def _fd(stream):
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return -1       # a test's capture buffer
+
+
+def write(text, stream=None):
+    """Write text to stdout (or stream). A reader that went away
+    (`mmtunectl knobs | head`) is no error: the rest of the output goes
+    to /dev/null, quietly, and the command completes (an apply is never
+    cut short by its output)."""
+    stream = stream or sys.stdout
+    try:
+        stream.write(text)
+        if stream is sys.stdout:
+            stream.flush()
+    except BrokenPipeError:
+        fd = _fd(stream)
+        if fd >= 0:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+
+
 def say(msg, err=False, prio=None):
     """One line to stdout (info) or stderr (error, or the priority given).
     Prefixed with its syslog priority when the stream is the journal."""
     stream = sys.stderr if err else sys.stdout
     if prio is None:
         prio = journal.ERR if err else journal.INFO
-    try:
-        fd = stream.fileno()
-    except (OSError, ValueError, AttributeError):
-        fd = -1         # a test's capture buffer
-    if journal.stream_is_journal(fd):
+    if journal.stream_is_journal(_fd(stream)):
         msg = "<%d>%s" % (prio, msg)
-    stream.write(msg + "\n")
+    write(msg + "\n", stream)
 
 
 def need_root(ctx, cmd):
@@ -114,16 +135,22 @@ def cmd_recommend(ctx, args):
     if args.reset:
         if not need_root(ctx, "recommend --reset"):
             return EXIT_NOT_ROOT
-        name, _ = recommend.recorded(ctx)
-        if name:
+        name, _ = recommend.recorded(ctx, [])
+        try:
+            # Whatever it holds: an unusable record is removed too.
             os.unlink(ctx.path(recommend.RECORD))
-        say("forgot the recorded pick %s; the next apply --auto picks by the rules"
-            % name if name else "no recorded pick")
+            say("forgot the recorded pick %s; the next apply --auto picks by the rules" % (
+                name or "(an unusable %s)" % ctx.show(recommend.RECORD)))
+        except FileNotFoundError:
+            say("no recorded pick")
     # What the rules pick now; the record is what apply --auto keeps using.
     sel = recommend.select(ctx, use_overrides=not args.no_override, use_record=False)
     say(sel.name)
     say("reason: %s" % sel.reason)
-    name, _ = recommend.recorded(ctx)
+    notes = []
+    name, _ = recommend.recorded(ctx, notes)
+    for n in notes:
+        say(n, prio=journal.WARNING)
     if name and name != sel.name and sel.source in ("recommend", "default"):
         say("recorded: %s (apply --auto keeps it; `mmtunectl recommend --reset` to pick again)"
             % name)
@@ -165,6 +192,8 @@ def cmd_apply(ctx, args):
     if not args.dry_run and not need_root(ctx, "apply"):
         return EXIT_NOT_ROOT
     sel = _selection(ctx, args.profile)
+    for n in sel.notes:
+        say(n, prio=journal.WARNING)
     say("profile %s (%s)" % (sel.name, sel.reason))
     prof = Loader(ctx).load(sel.name)
     if args.dry_run:
@@ -301,6 +330,8 @@ def cmd_verify(ctx, args):
     r = health.evaluate(ctx)
     for e in r.errors:
         say("error: " + e, err=True)
+    for n in r.notes():
+        say(n, prio=journal.WARNING)
     for _, msg in r.problems:
         say(msg)
     counts = {}
@@ -388,12 +419,12 @@ def cmd_status(ctx, args):
                 say("error: cannot write %s: %s" % (args.output, e.strerror or e), err=True)
                 return EXIT_ERROR
         else:
-            sys.stdout.write(text)
+            write(text)
         # The health is in the metrics; a timer must not fail every minute.
         return EXIT_OK
     doc = status_doc(ctx, r)
     if args.json:
-        sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
         return doc["exit_status"]
     p = doc["profile"]
     if p:
@@ -446,7 +477,7 @@ def cmd_status(ctx, args):
     for o in doc["sysctl_d_overridden"]:
         say("note: %s: %s sets %s at boot; the profile's %s wins (mmtune.service runs after "
             "systemd-sysctl.service)" % (o["knob"], o["origin"], o["value"], o["wanted"]))
-    for msg in doc["problems"]:
+    for msg in r.notes() + doc["problems"]:
         say(msg)
     say("health: %s (exit %d)" % (doc["health"], doc["exit_status"]))
     for e in doc["errors"]:
@@ -537,8 +568,15 @@ def main(argv=None, vendor="usr/lib/mmtune", **ctx_args):
     return rc
 
 
+class BrokenInstall(Exception):
+    pass
+
+
 def _run(ctx, args):
     try:
+        if schema.TABLE_ERROR:
+            raise BrokenInstall("mmtunectl's table of mmtune.ko's files is broken: %s; "
+                                "reinstall the mmtune package" % schema.TABLE_ERROR)
         return COMMANDS[args.cmd](ctx, args)
     except ConfigError as e:
         for line in e.errors:
@@ -555,8 +593,6 @@ def _run(ctx, args):
     except engine.LockTimeout as e:
         say("error: %s" % e, err=True)
         return EXIT_LOCKED
-    except BrokenPipeError:
-        return EXIT_OK
     except PermissionError as e:
         say("error: %s: %s (are you root?)" % (e.filename, e.strerror), err=True)
         return EXIT_NOT_ROOT
@@ -564,9 +600,12 @@ def _run(ctx, args):
         say("error: %s" % e, err=True)
         return EXIT_ERROR
     except Exception as e:      # a bug: its own status, never "drift" (1)
-        traceback.print_exc()
-        say("error: internal error in mmtunectl %s: %s: %s (exit %d; please report it)"
-            % (args.cmd, type(e).__name__, e, EXIT_INTERNAL), err=True)
+        if isinstance(e, BrokenInstall):
+            say("error: %s (exit %d)" % (e, EXIT_INTERNAL), err=True)
+        else:
+            traceback.print_exc()
+            say("error: internal error in mmtunectl %s: %s: %s (exit %d; please report it)"
+                % (args.cmd, type(e).__name__, e, EXIT_INTERNAL), err=True)
         if args.cmd == "status" and args.output:
             try:
                 metrics.write_atomic(args.output, metrics.render_internal_error(ctx))

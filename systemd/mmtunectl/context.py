@@ -7,8 +7,60 @@ depend on where a test tree lives.
 """
 
 import os
+import stat
 import subprocess
 import time
+
+# The most a profile, drop-in, override, rules or sysctl.d file may hold: a
+# larger one is not such a file (a symlink to a log, a disk image).
+MAX_FILE = 1 << 20
+KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class BadFile(OSError):
+    """A configuration file that must not be read: not a regular file, a
+    dangling symlink, or too large. str() is the reason."""
+
+    def __str__(self):
+        return self.args[0]
+
+
+def read_file(path, limit=MAX_FILE):
+    """The bytes of the regular file at path, or None when there is none.
+
+    Never opens anything else: a FIFO would block, a device (/dev/zero)
+    never ends. A dangling symlink is an error, not an absent file: the
+    file it stands for must not silently fall back to a lower layer.
+    Raises BadFile, or OSError (EISDIR, EACCES...) with the file name.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise BadFile("dangling symlink to %s" % os.readlink(path))
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(21, os.strerror(21), path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        # Checked on what was opened: the path may have changed since.
+        mode = os.fstat(fd).st_mode
+        for test, kind in KINDS:
+            if test(mode):
+                raise BadFile("not a regular file (%s)" % kind)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise BadFile("larger than %d KiB: not a file mmtunectl reads" % (limit >> 10))
+    return b"".join(chunks)
 
 
 class Context(object):
@@ -69,12 +121,23 @@ class Context(object):
         return sorted(names)
 
     def read(self, rel):
-        """File content, or None when it does not exist."""
+        """A kernel file's content, or None when it does not exist. Bytes
+        that are not UTF-8 (a Latin-1 /proc/cmdline) read as U+FFFD."""
         try:
-            with open(self.path(rel)) as f:
-                return f.read()
+            with open(self.path(rel), "rb") as f:
+                return f.read().decode("utf-8", "replace")
         except (FileNotFoundError, NotADirectoryError):
             return None
+
+    def read_config(self, rel):
+        """A file of another program (sysctl.d, tuned): its text, or None
+        when it is absent or cannot be read as a file (not regular, too
+        large, unreadable). Undecodable bytes read as U+FFFD."""
+        try:
+            data = read_file(self.path(rel))
+        except (OSError, ValueError):
+            return None
+        return None if data is None else data.decode("utf-8", "replace")
 
     def exists(self, rel):
         return os.path.lexists(self.path(rel))

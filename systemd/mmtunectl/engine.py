@@ -105,6 +105,11 @@ def in_use(ctx, knob):
     return ratio, read_knob(ctx, ratio)
 
 
+def holds(ctx, knob, value):
+    """The kernel holds value in knob, and for a pair uses that form."""
+    return in_use(ctx, knob) == (knob, value)
+
+
 def pair_saved(saved, knob):
     """The name under which saved holds knob's setting (itself or its pair)."""
     if knob.name in saved:
@@ -120,8 +125,19 @@ def load_state(ctx):
         return None
     try:
         state = json.loads(text)
-        if not isinstance(state.get("saved"), dict):
-            raise ValueError("no saved values")
+        if not isinstance(state, dict):
+            raise ValueError("not a JSON object")
+        saved = state.get("saved")
+        if not isinstance(saved, dict) or not all(
+                isinstance(v, str) for v in saved.values()):
+            raise ValueError("no saved values (an object of strings)")
+        for key in ("profile", "source", "reason", "applied_at"):
+            if not isinstance(state.get(key, ""), (str, type(None))):
+                raise ValueError("%s is not a string" % key)
+        for key in ("refused", "files", "other_line"):
+            v = state.get(key, [])
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise ValueError("%s is not a list of strings" % key)
         return state
     except ValueError as e:
         raise StateError("%s: unreadable state (%s); remove it to start over"
@@ -211,12 +227,23 @@ def was(c):
     return c.before if c.undo is c.knob else "%s = %s" % (c.undo.name, c.before)
 
 
+def set_knob(ctx, knob, value):
+    """Write value to knob. The kernel takes a pair's ratio form only when
+    the ratio changes (dirty_ratio_handler() zeroes dirty_bytes only then):
+    to put in force the ratio the file reads already (0 while the bytes
+    form is in use), another ratio is written first."""
+    if (knob.pair and schema.PAIRS_OF[knob.name][0] == knob.name
+            and read_knob(ctx, knob) == value and not holds(ctx, knob, value)):
+        ctx.write_raw(knob.path, "1" if value == "0" else "0")
+    ctx.write_raw(knob.path, value)
+
+
 def _write(ctx, c, value):
-    ctx.write_raw(c.knob.path, value)
+    set_knob(ctx, c.knob, value)
 
 
 def _undo(ctx, c):
-    ctx.write_raw(c.undo.path, c.before)
+    set_knob(ctx, c.undo, c.before)
 
 
 def write_all(ctx, plan, say):
@@ -258,10 +285,9 @@ def write_all(ctx, plan, say):
                 failure = (c, _reason(e))
     if not failure:
         for c in list(written):
-            live = read_knob(ctx, c.knob)
-            if live == c.target:
+            if holds(ctx, c.knob, c.target):
                 continue
-            why = "read back %r: the kernel did not keep the value" % live
+            why = "read back %r: the kernel did not keep the value" % read_knob(ctx, c.knob)
             if not c.optional:
                 failure = (c, why)
                 break
@@ -286,7 +312,7 @@ def write_all(ctx, plan, say):
         except OSError as e:
             lost.append("%s (%s)" % (w.undo.name, _reason(e)))
             continue
-        if read_knob(ctx, w.undo) != w.before:
+        if not holds(ctx, w.undo, w.before):
             lost.append("%s (reads %r, wanted %r)" % (w.undo.name, read_knob(ctx, w.undo), w.before))
     if lost:
         say("error: could not restore: %s" % ", ".join(lost), err=True)
@@ -366,7 +392,7 @@ def other_line_msg(ctx, settings):
 def absent_feature(ctx, knob):
     """The outermost kernel feature (schema.FEATURES) of knob that this
     kernel lacks, or None: no zswap, no mmtune.ko, an mTHP size it lacks."""
-    found, f = None, knob.feature
+    found, f = None, knob.name if knob.name in schema.FEATURES else knob.feature
     while f:
         path, parent, _ = schema.FEATURES[f]
         if not ctx.exists(path):
@@ -387,8 +413,9 @@ def absent_features(ctx, settings):
 
 def feature_msg(ctx, feature, settings):
     path, _, provider = schema.FEATURES[feature]
-    return "warning: kernel feature %s is absent (no %s; needs %s): skipped %s" % (
-        feature, ctx.show(path), provider, ", ".join(s.knob.name for s in settings))
+    return "warning: kernel %s %s is absent (no %s; needs %s): skipped %s" % (
+        "file of" if feature in schema.BY_NAME else "feature", feature, ctx.show(path),
+        provider, ", ".join(s.knob.name for s in settings))
 
 
 class Plan(object):
@@ -460,8 +487,7 @@ def make_plan(ctx, profile, owned, saved):
     for k in schema.KNOBS:
         if (k.name in saved and k.name not in profile.settings and k.name not in owned
                 and not (k.pair and k.pair in profile.settings)):
-            live = read_knob(ctx, k)
-            if live is not None and live != saved[k.name]:
+            if read_knob(ctx, k) is not None and not holds(ctx, k, saved[k.name]):
                 plan.restores.append(change(ctx, k, saved[k.name], "saved original", False))
     return plan
 
@@ -542,7 +568,7 @@ def rollback(ctx, owned, say):
                 say("skip %s: owned by %s" % (k.name, owned[k.name]))
             elif live is None:
                 say("skip %s: gone from this kernel (%s)" % (k.name, ctx.show(k.path)))
-            elif live != state["saved"][k.name]:
+            elif not holds(ctx, k, state["saved"][k.name]):
                 plan.append(change(ctx, k, state["saved"][k.name], "saved original", False))
         ok, written, _ = write_all(ctx, plan, say)
         if not ok:

@@ -105,6 +105,10 @@ class Report(object):
         self.release = None         # uname -r
         self.line = None            # its kernel line, "6.12"
 
+    def notes(self):
+        """Warnings of the selection (a stale recorded pick)."""
+        return self.selected.notes if self.selected else []
+
     def status(self):
         codes = set(c for c, _ in self.problems)
         if self.errors:

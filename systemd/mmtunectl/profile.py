@@ -16,6 +16,7 @@ import os
 import re
 
 from . import schema
+from .context import BadFile, read_file
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 WORD_RE = re.compile(r"^[A-Za-z0-9_.+-]+$")
@@ -73,7 +74,7 @@ def parse_ini(text, shown, headers=None):
             continue
         if line.startswith("["):
             if not line.endswith("]"):
-                errors.append("%s:%d: bad section header %r" % (shown, n, line))
+                errors.append("%s:%d: bad section header: no closing ']'" % (shown, n))
                 section = None
                 continue
             section = line[1:-1].strip()
@@ -83,7 +84,8 @@ def parse_ini(text, shown, headers=None):
                 headers.append((n, section))
             continue
         if "=" not in line:
-            errors.append("%s:%d: expected 'key = value', got %r" % (shown, n, line))
+            # The line itself is not echoed: a symlink may lead anywhere.
+            errors.append("%s:%d: neither 'key = value' nor a [section] header" % (shown, n))
             continue
         if section is None:
             errors.append("%s:%d: assignment outside of a section" % (shown, n))
@@ -217,12 +219,12 @@ def _other_size(section, key):
 
 
 def read_text(path, shown, errors):
-    """A profile file's text; an unreadable one is an error with its name."""
+    """A profile file's text; an unreadable one is an error with its name
+    (never its content: it may be any file a symlink points to)."""
     try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8")
-    except FileNotFoundError:
-        return ""       # a drop-in removed while we looked
+        return (read_file(path) or b"").decode("utf-8")   # None: removed while we looked
+    except BadFile as e:
+        errors.append("%s: %s" % (shown, e))
     except OSError as e:
         errors.append("%s: cannot read: %s" % (shown, e.strerror or e))
     except UnicodeDecodeError as e:
@@ -238,10 +240,10 @@ class Loader(object):
         """(rel path, masked) of the winning main file, or (None, False)."""
         for _, d in self.ctx.layers():
             rel = "%s/profiles/%s.conf" % (d, name)
-            if self.ctx.is_masked(rel):
-                return rel, True
-            if os.path.isfile(self.ctx.path(rel)):
-                return rel, False
+            if self.ctx.exists(rel) and not os.path.isdir(self.ctx.path(rel)):
+                # Whatever is there wins: one that cannot be read (a FIFO,
+                # a dangling symlink) is an error, never a lower layer's.
+                return rel, self.ctx.is_masked(rel)
         return None, False
 
     def dropins(self, name):
@@ -260,8 +262,7 @@ class Loader(object):
         for layer, d in reversed(self.ctx.layers()):
             for f in self.ctx.listdir(d + "/profiles"):
                 rel = "%s/profiles/%s" % (d, f)
-                if f.endswith(".conf") and (self.ctx.is_masked(rel)
-                                            or os.path.isfile(self.ctx.path(rel))):
+                if f.endswith(".conf") and not os.path.isdir(self.ctx.path(rel)):
                     found[f[:-5]] = (rel, layer, self.ctx.is_masked(rel))
         return found
 
@@ -398,17 +399,26 @@ class Loader(object):
                         errors.append("%s:%d: no profile %r (looked in %s)" % (
                             path, line, inc, ", ".join(self.ctx.show(d) + "/profiles"
                                                         for _, d in self.ctx.layers())))
-        self._check_relations(prof, errors)
+        # On its own: the knobs it does not set may be set elsewhere.
+        self._check_relations(prof, errors, defaults=False)
         return errors, prof
 
     @staticmethod
-    def _check_relations(prof, errors):
+    def _check_relations(prof, errors, defaults=True):
+        """The rules the module checks between two knobs (schema.RELATIONS);
+        with defaults, a knob the profile does not set is at the module's
+        default, as the kernel checks against the value it holds."""
         for a, op, b, unless in schema.RELATIONS:
             sa, sb = prof.settings.get(a), prof.settings.get(b)
-            if not sa or not sb or sa.op != "=" or sb.op != "=":
+            if not (sa and sb or defaults and (sa or sb)):
                 continue
-            va, vb = int(sa.value), int(sb.value)
+            if any(s and s.op != "=" for s in (sa, sb)):
+                continue
+            va, vb = [int(s.value if s else schema.BY_NAME[n].default)
+                      for s, n in ((sa, a), (sb, b))]
             if not schema.holds(op, va, vb, unless):
                 errors.append("%s: %s = %d must be %s %s = %d%s (%s)" % (
-                    sa.origin, a, va, op, b, vb,
-                    "" if unless is None else " or be " + unless, sb.origin))
+                    (sa or sb).origin, a, va, op, b, vb,
+                    "" if unless is None else " or be " + unless,
+                    sb.origin if sa and sb else "%s: the module's default, the profile does "
+                    "not set it" % (b if sa else a)))

@@ -54,10 +54,11 @@ RANGE_RE = re.compile(r"^(>=|<=|>|<)?\s*([0-9]+)([KMGT]?)(?:\.\.([0-9]+)([KMGT]?
 
 
 class Selection(object):
-    def __init__(self, name, source, reason):
+    def __init__(self, name, source, reason, notes=()):
         self.name = name
         self.source = source
         self.reason = reason
+        self.notes = list(notes)    # warnings met on the way (a stale record)
 
 
 class Facts(object):
@@ -238,7 +239,9 @@ def read_override(ctx, rel):
         line = line.strip()
         if line and not line.startswith("#"):
             if not NAME_RE.match(line):
-                raise ConfigError(["%s:%d: bad profile name %r" % (ctx.show(rel), n, line)])
+                # Not echoed: the file may be a symlink to anything.
+                raise ConfigError(["%s:%d: not a profile name (letters, digits, '_', '.', "
+                                   "'-')" % (ctx.show(rel), n)])
             return line
     return None
 
@@ -246,9 +249,30 @@ def read_override(ctx, rel):
 RECORD = "var/lib/mmtune/auto-profile"
 
 
-def recorded(ctx):
-    """(name, reason) of the recorded pick, or (None, None)."""
-    name = read_override(ctx, RECORD)
+def recorded(ctx, notes=None):
+    """(name, reason) of the recorded pick, or (None, None).
+
+    The record is mmtunectl's own state, never the admin's input: one that
+    cannot be used (unreadable, or naming a profile since removed or
+    masked) counts as none, so that the boot picks by the rules again
+    instead of failing every boot; notes gets a line saying so."""
+    try:
+        name = read_override(ctx, RECORD)
+        why = None
+    except ConfigError as e:
+        name, why = None, "%s (unusable record)" % e.errors[0]
+    if name:
+        from .profile import Loader
+        rel, masked = Loader(ctx).main_file(name)
+        if rel is None or masked:
+            why = "%s: records profile %r, which %s" % (
+                ctx.show(RECORD), name, "is masked by " + ctx.show(rel) if masked
+                else "no longer exists")
+            name = None
+    if why and notes is not None:
+        notes.append("warning: %s: ignored, the rules pick again and the next apply --auto "
+                     "records their pick (`mmtunectl recommend --reset` removes it now; "
+                     "/etc/mmtune/profile names a profile for good)" % why)
     if not name:
         return None, None
     reason = ""
@@ -270,6 +294,13 @@ def record(ctx, sel):
 
 
 def select(ctx, use_overrides=True, use_record=True):
+    notes = []
+    sel = _select(ctx, use_overrides, use_record, notes)
+    sel.notes.extend(notes)
+    return sel
+
+
+def _select(ctx, use_overrides, use_record, notes):
     if use_overrides:
         for arg in (ctx.read("proc/cmdline") or "").split():
             if arg.startswith("mmtune.profile="):
@@ -283,7 +314,7 @@ def select(ctx, use_overrides=True, use_record=True):
             if name:
                 return Selection(name, source, "override in " + ctx.show(rel))
     if use_record:
-        name, reason = recorded(ctx)
+        name, reason = recorded(ctx, notes)
         if name:
             return Selection(name, "recorded", "recorded in %s by the first apply --auto (%s)"
                              % (ctx.show(RECORD), reason))

@@ -293,7 +293,14 @@ def read_line_rows(path=None):
     return out
 
 
-MM_FILES = read_table()
+# A broken or missing table is a broken installation: every command says
+# so (cli.main, exit 7), none runs on a half-known set of knobs.
+try:
+    MM_FILES, TABLE_ERROR = read_table(), None
+except SchemaError as e:
+    MM_FILES, TABLE_ERROR = [], str(e)
+except (OSError, UnicodeDecodeError) as e:
+    MM_FILES, TABLE_ERROR = [], "%s: %s" % (getattr(e, "filename", None) or TABLE, e)
 # The kernel lines mmtune has a series and a table column for.
 LINES = sorted(set(l for f in MM_FILES for l in f.lines),
                key=lambda l: tuple(int(x) for x in l.split(".")))
@@ -359,6 +366,17 @@ for _f in MM_FILES:
         FEATURES["mmtune.%s.%s" % (_f.dir, _f.file)] = (
             _f.path, "mmtune." + _f.dir,
             "mmtune.ko on kernel line %s" % " or ".join(_f.lines))
+
+# Every file of the kernel's own: kernels add and remove them (zswap's zpool
+# parameter is gone in 6.18), so one absent while its directory is there is
+# skipped like an absent feature, never an error. Not mmtune.ko's: a file
+# missing from a loaded module is a module of another version (an error).
+ABSENT_NEEDS = {"zswap.zpool": "a kernel before 6.18 (later ones have no zpool parameter: "
+                               "zsmalloc only)"}
+for _k in KNOBS:
+    if not _k.name.startswith("mmtune.") and _k.name not in FEATURES:
+        FEATURES[_k.name] = (_k.path, _k.feature, ABSENT_NEEDS.get(
+            _k.name, "a kernel with this file (%s)" % _k.provider))
 
 # One kernel setting in two forms: writing one makes the kernel zero the
 # other (dirty_ratio_handler() and friends, mm/page-writeback.c), so the

@@ -29,13 +29,11 @@ def read(ctx, dirs=SYSTEMD_DIRS):
     files.append("etc/sysctl.conf")
     out = {}
     for rel in files:
-        try:
-            text = ctx.read(rel)
-        except OSError:
-            continue
-        for n, line in enumerate((text or "").splitlines(), 1):
+        # Not ours: read tolerantly. A file that is not a regular one is
+        # skipped, so is a line that is not UTF-8 (a Latin-1 comment).
+        for n, line in enumerate((ctx.read_config(rel) or "").splitlines(), 1):
             line = line.strip()
-            if not line or line[0] in "#;" or "=" not in line:
+            if not line or line[0] in "#;" or "=" not in line or "\ufffd" in line:
                 continue
             key, value = [x.strip() for x in line.split("=", 1)]
             # "-key": failures ignored; "a/b" is "a.b" (sysctl.d(5))

@@ -5,7 +5,7 @@ every knob that profile sets (its [sysctl] keys, [vm] transparent_hugepages,
 [sysfs] paths, following include=) is skipped by apply and verify, with a
 message naming the tuned profile. Two owners never write the same knob, and
 tuned keeps working for everything else (CPU, disks, network).
-See systemd/README.md for why this and not Conflicts= or a tuned include.
+systemd/README.md, "tuned", says why this and not Conflicts= or a tuned include.
 """
 
 import fnmatch
@@ -44,10 +44,13 @@ def _parse(text):
     return out
 
 
-def _find(ctx, name):
+def _find(ctx, name, skip=()):
+    """(rel, text) of tuned profile name, or (None, None); a file in skip
+    (loaded already) is passed over, as tuned's Locator.get_config() does,
+    so that /etc/tuned/NAME can include the NAME below it."""
     for d in PROFILE_DIRS:
-        rel = "%s/%s/tuned.conf" % (d, name)
-        text = ctx.read(rel)
+        rel = "%s/%s/tuned.conf" % (d, os.path.basename(name))
+        text = None if rel in skip else ctx.read_config(rel)
         if text is not None:
             return rel, text
     return None, None
@@ -85,48 +88,76 @@ def _expand(ctx, value, variables, facts):
 # (tuned/profiles/unit.py).
 UNIT_KEYS = ("type", "replace", "enabled", "devices", "devices_udev_regex", "cpuinfo_regex",
              "uname_regex", "script_pre", "script_post", "drop", "priority")
+# What tuned's Unit() takes as true for enabled= and replace= (only these:
+# "yes" is false).
+TRUE = ("True", "true", "1")
 
 
-def _sections(ctx, name, facts, depth=0):
-    """({section: (plugin type, {key: (value, shown file)})}, {variable: value},
-    [unresolved messages]) after include= and replace=."""
-    rel, text = _find(ctx, name)
-    if rel is None or depth > 10:
-        return {}, {}, []
-    conf = _parse(text)
-    merged, variables, unresolved = {}, {}, []
-    include = conf.get("main", {}).get("include", "")
-    try:
-        include = _expand(ctx, include, conf.get("variables", {}), facts)
-    except Unresolved as e:
-        unresolved.append("%s: include=%s (%s)" % (ctx.show(rel), include, e))
-        include = ""
-    for inc in INCLUDE_SEP.split(include.strip()):
-        if not inc:
+def _load(ctx, names, facts, files, profiles, unresolved, where=None):
+    """tuned's Loader._load_profile(): [(rel, parsed)] in merge order, each
+    profile after the ones it includes, each file once; an include that
+    cannot be resolved goes to unresolved."""
+    for name in names:
+        optional = name.startswith("-")     # "-NAME": included when it exists
+        name = name[1:] if optional else name
+        rel, text = _find(ctx, name, files)
+        if rel is None:
+            if not optional and not _find(ctx, name)[0]:
+                # tuned would refuse the whole profile, or find it where we
+                # do not look: either way we cannot tell what tuned sets.
+                unresolved.append("%s (no tuned profile %r in %s)" % (
+                    where, name, ", ".join("/" + d for d in PROFILE_DIRS)))
             continue
-        if _find(ctx, inc)[0] is None:
-            # tuned would refuse the whole profile, or find it where we do
-            # not look: either way we cannot tell what tuned sets.
-            unresolved.append("%s: include=%s (no tuned profile %r in %s)" % (
-                ctx.show(rel), include, inc, ", ".join("/" + d for d in PROFILE_DIRS)))
-            continue
-        secs, var, unres = _sections(ctx, inc, facts, depth + 1)
-        unresolved.extend(unres)
-        variables.update(var)
-        for sec, (plugin, keys) in secs.items():
-            if sec in merged:
-                keys = dict(merged[sec][1], **keys)
-            merged[sec] = (plugin, keys)
-    variables.update(conf.get("variables", {}))
-    for sec, keys in conf.items():
-        if sec in ("main", "variables"):
-            continue
-        plugin = keys.get("type", merged.get(sec, (sec,))[0])
-        own = dict((k, (v, ctx.show(rel))) for k, v in keys.items())
-        if sec in merged and keys.get("replace", "0").lower() not in ("1", "true", "yes"):
-            own = dict(merged[sec][1], **own)
-        merged[sec] = (plugin, own)
-    return merged, variables, unresolved
+        files.append(rel)
+        conf = _parse(text)
+        include = conf.get("main", {}).get("include", "")
+        here = "%s: include=%s" % (ctx.show(rel), include)
+        try:
+            include = _expand(ctx, include, conf.get("variables", {}), facts)
+        except Unresolved as e:
+            unresolved.append("%s (%s)" % (here, e))
+            include = ""
+        _load(ctx, [n for n in INCLUDE_SEP.split(include.strip()) if n], facts, files,
+              profiles, unresolved, here)
+        profiles.append((ctx.show(rel), conf))
+
+
+def _units(profiles):
+    """tuned's Merger: {section: unit} over the profiles in order. A unit
+    is {type, enabled, cpuinfo_regex, uname_regex, options: {key: (value,
+    shown file)}}. A later section of the same name replaces the unit with
+    replace=True|true|1; otherwise its type and enabled (default: true) win,
+    its regexes when it sets them, drop= removes options, its options are
+    added."""
+    units = {}
+    for shown, conf in profiles:
+        for sec, keys in conf.items():
+            if sec == "main":
+                continue
+            u = {"type": keys.get("type", sec), "enabled": keys.get("enabled", "True") in TRUE,
+                 "cpuinfo_regex": keys.get("cpuinfo_regex"), "uname_regex": keys.get("uname_regex"),
+                 "options": dict((k, (v, shown)) for k, v in keys.items() if k not in UNIT_KEYS)}
+            old = units.get(sec)
+            if old is None or keys.get("replace") in TRUE:
+                units[sec] = u
+                continue
+            old["type"], old["enabled"] = u["type"], u["enabled"]
+            for k in ("cpuinfo_regex", "uname_regex"):
+                old[k] = u[k] if u[k] is not None else old[k]
+            for k in re.split(r"\b\s*[,;]\s*", keys.get("drop", "")):
+                old["options"].pop(k, None)
+            old["options"].update(u["options"])
+    return units
+
+
+def _sections(ctx, name, facts):
+    """({section: unit}, {variable: value}, [unresolved messages]) of tuned
+    profile name after include= and the merge."""
+    profiles, unresolved = [], []
+    _load(ctx, [name], facts, [], profiles, unresolved)
+    units = _units(profiles)
+    variables = dict((k, v) for k, (v, _) in units.pop("variables", {"options": {}})["options"].items())
+    return units, variables, unresolved
 
 
 def uname_string(ctx):
@@ -140,14 +171,14 @@ def uname_string(ctx):
     return " ".join(parts)
 
 
-def _unit_applies(ctx, keys, variables):
+def _unit_applies(ctx, unit, variables):
     """tuned's UnitManager.create(): a disabled unit, or one whose
     cpuinfo_regex/uname_regex does not match this host, sets nothing."""
     def opt(k):
-        v = keys.get(k, (None,))[0]
+        v = unit[k]
         return None if v is None else EXPR.sub(
             lambda m: variables.get(m.group(1), m.group(0)), v)
-    if opt("enabled") not in (None, "True", "true", "1"):
+    if not unit["enabled"]:
         return False
     for k, text in (("cpuinfo_regex", lambda: ctx.read("proc/cpuinfo") or ""),
                     ("uname_regex", lambda: uname_string(ctx))):
@@ -173,7 +204,7 @@ def service_counts(ctx):
 
 def _reapply_sysctl(ctx):
     """tuned-main.conf's reapply_sysctl (default 1)."""
-    for line in (ctx.read("etc/tuned/tuned-main.conf") or "").splitlines():
+    for line in (ctx.read_config("etc/tuned/tuned-main.conf") or "").splitlines():
         k, sep, v = INLINE_COMMENT.sub("", line).partition("=")
         if sep and k.strip() == "reapply_sysctl":
             return v.strip().lower() in ("1", "true", "yes", "y", "on")
@@ -189,7 +220,7 @@ def owned(ctx, facts=None):
     tuned writes the sysctl.d values again after its own: those knobs are
     the sysctl.d files' (tuned puts them back whenever it applies).
     """
-    active = (ctx.read("etc/tuned/active_profile") or "").split()
+    active = (ctx.read_config("etc/tuned/active_profile") or "").split()
     if not active or not (ctx.exists("usr/sbin/tuned") or ctx.exists("usr/bin/tuned")):
         return {}
     if not service_counts(ctx):
@@ -207,13 +238,12 @@ def owned(ctx, facts=None):
                 result.setdefault(k.name, who)
             continue
         has_sysctl = False
-        for plugin, keys in secs.values():
-            if not _unit_applies(ctx, keys, variables):
+        for unit in secs.values():
+            if not _unit_applies(ctx, unit, variables):
                 continue
+            plugin = unit["type"]
             has_sysctl = has_sysctl or plugin == "sysctl"
-            for key, (_, shown) in keys.items():
-                if key in UNIT_KEYS:
-                    continue
+            for key, (_, shown) in unit["options"].items():
                 who = "tuned profile %s (%s)" % (name, shown)
                 if plugin == "sysctl":
                     knob = "sysctl." + key.replace("/", ".")
@@ -238,5 +268,5 @@ def owned(ctx, facts=None):
 
 
 def active_profile(ctx):
-    active = (ctx.read("etc/tuned/active_profile") or "").strip()
+    active = (ctx.read_config("etc/tuned/active_profile") or "").strip()
     return active or None

@@ -212,6 +212,35 @@ def make(root, module=True, vendor=True, line=LINE):
     return root
 
 
+# Kernels mmtune meets without its series: {model: (line of the fake root
+# to start from, uname -r, files removed, files added)}. None has
+# mmtune.ko nor the hooks (no mmtune_register in kallsyms).
+ZSWAP = "sys/module/zswap"
+KERNELS = {
+    # Debian 12's linux-image-cloud-amd64: CONFIG_ZSWAP is not set.
+    "debian12-cloud": ("6.1", "6.1.0-28-cloud-amd64", [ZSWAP], {}),
+    # Debian 13's linux-image-cloud-amd64: the 6.12 mTHP sizes, no zswap.
+    "debian13-cloud": ("6.12", "6.12.48+deb13-cloud-amd64", [ZSWAP], {}),
+    # 6.18 and later (7.3 of trixie-backports): zswap without its zpool
+    # parameter (zsmalloc only, since 6.18).
+    "7.3": ("6.12", "7.3.0-1-amd64", [ZSWAP + "/parameters/zpool"],
+            {ZSWAP + "/parameters/compressor": "zstd"}),
+}
+
+
+def make_kernel(root, model):
+    """The fake root of a distribution kernel of KERNELS."""
+    line, release, gone, added = KERNELS[model]
+    make(root, module=False, line=line)
+    for rel in gone:
+        path = os.path.join(root, rel)
+        shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+    for rel, text in list(added.items()) + [("proc/sys/kernel/osrelease", release),
+                                            ("proc/kallsyms", "0000000000000000 T _stext\n")]:
+        write(root, rel, text)
+    return root
+
+
 def enable_tuned(root, active):
     """tuned installed, enabled (systemctl enable tuned) and its active profile."""
     write(root, "usr/sbin/tuned", "")

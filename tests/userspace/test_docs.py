@@ -1,6 +1,7 @@
-"""The operator's documents (issue 16, point 7): the man page covers every
-command, option, exit status and environment variable mmtunectl has; the
-manual opens with the quick start; groff finds no problem in the page."""
+"""The operator's documents: mmtunectl(8) covers every command, option,
+exit status and environment variable mmtunectl has, mmtune.conf(5) every
+profile section; the README opens with the quick start and stays short;
+groff finds no problem in either page."""
 
 import glob
 import os
@@ -13,6 +14,7 @@ import fakeroot
 from mmtunectl import cli
 
 MAN = os.path.join(fakeroot.REPO, "packaging", "man", "mmtunectl.8")
+CONF = os.path.join(fakeroot.REPO, "packaging", "man", "mmtune.conf.5")
 README = os.path.join(fakeroot.SYSTEMD, "README.md")
 
 
@@ -66,10 +68,31 @@ def test_man_page_has_every_environment_variable():
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/groff"), reason="no groff")
-def test_man_page_renders_without_warnings():
-    p = subprocess.run(["groff", "-man", "-ww", "-z", MAN], stderr=subprocess.PIPE,
+@pytest.mark.parametrize("page", [MAN, CONF])
+def test_man_pages_render_without_warnings(page):
+    p = subprocess.run(["groff", "-man", "-ww", "-z", page], stderr=subprocess.PIPE,
                        universal_newlines=True, env=dict(os.environ, LC_ALL="C"))
     assert (p.returncode, p.stderr) == (0, "")
+
+
+def test_profile_format_page_has_every_section():
+    """mmtune.conf(5) names every section a profile may have (the per-size
+    ones by their pattern) and the check exit statuses mmtunectl has."""
+    from mmtunectl import schema
+    text = open(CONF).read().replace("\\-", "-")
+    for sec in schema.SECTIONS:
+        sec = re.sub(r"^mmtune\..*", "mmtune.", re.sub(r"-[0-9]+kB$", "-", sec))
+        assert "[" + sec in text, sec
+    listed = re.findall(r"^\.TP\n\.B (\d+)\n", section(text, "CHECKING"), re.M)
+    assert listed == ["0", "2", "7"]
+    assert "mmtune.conf (5)" in man_text()
+
+
+def test_readme_is_short_and_names_the_man_pages():
+    text = open(README).read()
+    assert len(text.splitlines()) <= 250
+    assert "`mmtune.conf(5)`" in text and "`mmtunectl(8)`" in text
+    assert not re.search(r"\bissue [0-9]", text)
 
 
 def test_readme_opens_with_the_operator_quick_start():

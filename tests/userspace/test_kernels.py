@@ -5,7 +5,10 @@ JSON and metrics say so. A knob is required only where its feature exists."""
 
 import json
 import os
+import re
 import shutil
+
+import pytest
 
 import fakeroot
 
@@ -109,3 +112,41 @@ def test_an_mthp_size_the_kernel_lacks(root, run):
         "6.8+ with this size)): skipped thp.hugepages-16kB.enabled"]
     assert fakeroot.read(root, THP + "hugepages-64kB/enabled") == "always [inherit] madvise never"
     assert run("verify")[0] == 0
+
+
+PROFILES = sorted(f[:-5] for f in os.listdir(os.path.join(fakeroot.SYSTEMD, "profiles")))
+
+
+@pytest.mark.parametrize("model", sorted(fakeroot.KERNELS))
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_applies_on_distribution_kernels(root, run, model, profile):
+    """Debian 12's and 13's cloud kernels (no mmtune, no zswap) and a 6.18+
+    kernel (no zswap zpool parameter): every shipped profile applies and
+    verifies with no failure; what the kernel lacks is skipped with one
+    warning line each, and verify says only that the kernel has no hooks."""
+    shutil.rmtree(root)
+    fakeroot.make_kernel(root, model)
+    fakeroot.write(root, "etc/mmtune/profile", profile + "\n")
+    rc, out, err = run("apply", "--auto")
+    assert (rc, err) == (0, ""), out
+    assert re.search(r"^applied profile %s: [0-9]+ written, [0-9]+ already set, 0 restored, "
+                     r"[1-9][0-9]* skipped\n" % profile, out, re.M), out
+    warned = lines(out, "warning: kernel ")
+    assert len(warned) == len(set(warned))
+    if model == "7.3":
+        assert ("warning: kernel file of zswap.zpool is absent (no "
+                "/sys/module/zswap/parameters/zpool; needs a kernel before 6.18 (later ones "
+                "have no zpool parameter: zsmalloc only)): skipped zswap.zpool") in warned
+        assert fakeroot.read(root, "sys/module/zswap/parameters/enabled") == "Y"
+    else:
+        assert [w for w in warned if " zswap " in w]
+    rc, out, err = run("verify")
+    assert err == ""
+    assert not [l for l in out.splitlines() if l.startswith(("drift", "missing"))], out
+    # 5: a kernel without the mmtune hooks while the profile sets mmtune
+    # knobs (every shipped profile does); nothing else is wrong.
+    assert rc == 5, out
+    rc, out, err = run("status", "--json")
+    doc = json.loads(out)
+    assert doc["health"] == "kernel-without-hooks" and doc["kernel_hooks"] == "no"
+    assert not [k for k in doc["knobs"] if k["state"] in ("drift", "missing")]

@@ -119,9 +119,10 @@ def test_inline_comments(root, run):
 
 
 def test_the_manuals_example_profile_is_valid(root, run):
-    """systemd/README.md, "Profile format": the example must parse."""
-    text = open(os.path.join(fakeroot.SYSTEMD, "README.md")).read()
-    example = re.search(r"## Profile format\n\n```ini\n(.*?)```", text, re.S).group(1)
+    """mmtune.conf(5), EXAMPLE: the example profile must parse."""
+    text = open(os.path.join(fakeroot.REPO, "packaging", "man", "mmtune.conf.5")).read()
+    example = re.search(r"^\.SH EXAMPLE\n\.nf\n(.*?)^\.fi$", text, re.S | re.M).group(1)
+    example = example.replace("\\-", "-")
     fakeroot.write(root, ETC + "/example.conf", example)
     rc, out, err = run("show", "example")
     assert (rc, err) == (0, "")

@@ -51,7 +51,7 @@ def test_virt_check_include_is_followed(root, run, virt):
     line = [l for l in out.splitlines() if l.startswith("skip sysctl.vm.swappiness:")][0]
     # Unknown virtualisation: tuned could pick either; both are tuned's.
     assert line == "skip sysctl.vm.swappiness: owned by tuned profile openshift-node " \
-        "(/usr/lib/tuned/%s/tuned.conf)" % (who or "throughput-performance")
+        "(/usr/lib/tuned/%s/tuned.conf)" % (who or "virtual-guest")
     for k, v in before.items():
         assert fakeroot.read(root, k) == v, k
     assert fakeroot.read(root, "sys/kernel/mm/transparent_hugepage/defrag") == \
@@ -202,3 +202,77 @@ def test_tuned_reapplies_sysctl_d(root, run):
             "(tuned profile throughput-performance re-applies it after its own sysctls: "
             "reapply_sysctl in /etc/tuned/tuned-main.conf)\n") in out
     assert fakeroot.read(root, "proc/sys/vm/watermark_scale_factor") == "10"
+
+
+# --- decisions compared with tuned 2.20's own loader and merger -------------
+# Profiles on the edges of tuned's merge (tuned/profiles/merger.py, unit.py,
+# loader.py, locator.py): a child's section takes type and enabled (default
+# true) from the child, replace= is only True/true/1, drop= removes options,
+# every file is loaded once, /etc/tuned/NAME may include the NAME below it,
+# "-NAME" includes a profile only when it exists.
+EDGE = {
+    "usr/lib/tuned/base": "[sysctl]\nvm.swappiness=10\nvm.dirty_ratio=40\n"
+                          "[vm]\ntransparent_hugepages=always\n"
+                          "[mysysfs]\ntype=sysfs\nenabled=false\n"
+                          "/sys/kernel/mm/transparent_hugepage/defrag=never\n"
+                          "[off]\ntype=sysctl\nenabled=false\nvm.page-cluster=0\n",
+    "usr/lib/tuned/reenable": "[main]\ninclude=base\n[mysysfs]\n"
+                              "/sys/kernel/mm/transparent_hugepage/khugepaged/defrag=0\n",
+    "usr/lib/tuned/enabled-yes": "[main]\ninclude=base\n[off]\ntype=sysctl\nenabled=yes\n",
+    "usr/lib/tuned/untyped": "[main]\ninclude=base\n[off]\nenabled=true\n",
+    "usr/lib/tuned/replace-yes": "[main]\ninclude=base\n[sysctl]\nreplace=yes\n"
+                                 "vm.vfs_cache_pressure=50\n",
+    "usr/lib/tuned/replace-true": "[main]\ninclude=base\n[sysctl]\nreplace=true\n"
+                                  "vm.vfs_cache_pressure=50\n",
+    "usr/lib/tuned/dropped": "[main]\ninclude=base\n[sysctl]\ndrop=vm.swappiness\n",
+    "usr/lib/tuned/diamond": "[main]\ninclude=reenable, replace-true\n",
+    "usr/lib/tuned/maybe": "[main]\ninclude=-no-such-profile,replace-true\n",
+    "etc/tuned/base": "[main]\ninclude=base\n[sysctl]\nvm.min_free_kbytes=65536\n",
+}
+
+
+def tuned_owns(root, active):
+    """The knobs tuned 2.20's own code sets for profile active."""
+    import sys
+    sys.path.insert(0, os.path.join(TUNED, "usr/lib/python3/dist-packages"))
+    try:
+        import tuned.profiles as tp
+        from tuned.profiles.variables import Variables
+    finally:
+        sys.path.pop(0)
+    import fnmatch
+    from mmtunectl import schema
+    locator = tp.Locator([os.path.join(root, "usr/lib/tuned"), os.path.join(root, "etc/tuned")])
+    prof = tp.Loader(locator, tp.Factory(), tp.Merger(), None, Variables()).load(active)
+    owns = set()
+    for unit in prof.units.values():
+        if not unit.enabled:
+            continue
+        for key in unit.options:
+            if unit.type == "sysctl" and "sysctl." + key in schema.BY_NAME:
+                owns.add("sysctl." + key)
+            elif unit.type == "vm" and key == "transparent_hugepages":
+                owns.add("thp.enabled")
+            elif unit.type == "sysfs":
+                owns |= set(k.name for k in schema.KNOBS if fnmatch.fnmatch("/" + k.path, key))
+    for a, b in schema.PAIRS:
+        if a in owns or b in owns:
+            owns |= {a, b}
+    return owns
+
+
+@needs_tuned
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")      # tuned's own regex strings
+@pytest.mark.parametrize("active", ["base", "reenable", "enabled-yes", "untyped", "replace-yes",
+                                    "replace-true", "dropped", "diamond", "maybe"])
+def test_decisions_match_tuneds_loader(root, active):
+    from mmtunectl import tuned as mtuned
+    from mmtunectl.context import Context
+    for d, text in EDGE.items():
+        fakeroot.write(root, d + "/tuned.conf", text)
+    fakeroot.enable_tuned(root, active)
+    fakeroot.write(root, "etc/tuned/tuned-main.conf", "reapply_sysctl = 0\n")
+    mine = set(mtuned.owned(Context(root=root), facts={"virt": "none"}))
+    want = tuned_owns(root, active)
+    assert mine == want
+    assert want, "every edge profile owns something"
