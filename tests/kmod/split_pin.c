@@ -7,7 +7,7 @@
  *
  * A kretprobe on the kernel's split function (6.12:
  * split_huge_page_to_list_to_order(); 6.1 with the mmtune series:
- * split_huge_page_to_list_reason()) takes one reference on the folio on
+ * split_huge_page_to_list_reason(); the first this kernel has) takes one reference on the folio on
  * entry and drops it on return: the split then finds an extra reference
  * (can_split_folio() or the refcount freeze) and fails, leaving the folio
  * as it was. Only splits in reclaim context (PF_MEMALLOC: kswapd, direct
@@ -25,13 +25,11 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched.h>
-#include <linux/version.h>
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
-#define SPLIT_SYMBOL	"split_huge_page_to_list_to_order"
-#else
-#define SPLIT_SYMBOL	"split_huge_page_to_list_reason"
-#endif
+/* The split function of 6.12, then that of 6.1 with the mmtune series. */
+static const char *const split_symbols[] = {
+	"split_huge_page_to_list_to_order", "split_huge_page_to_list_reason",
+};
 
 static atomic_long_t armed = ATOMIC_LONG_INIT(0);
 static atomic_long_t failed = ATOMIC_LONG_INIT(0);
@@ -65,7 +63,6 @@ static int split_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 
 static struct kretprobe split_probe = {
-	.kp.symbol_name	= SPLIT_SYMBOL,
 	.entry_handler	= split_entry,
 	.handler	= split_ret,
 	.data_size	= sizeof(struct folio *),
@@ -92,11 +89,17 @@ static struct dentry *dir;
 
 static int __init split_pin_init(void)
 {
-	int ret = register_kretprobe(&split_probe);
+	int ret = -ENOENT;
+	int i;
 
+	for (i = 0; i < ARRAY_SIZE(split_symbols) && ret == -ENOENT; i++) {
+		split_probe.kp.symbol_name = split_symbols[i];
+		split_probe.kp.addr = NULL;
+		ret = register_kretprobe(&split_probe);
+	}
 	if (ret) {
-		pr_err("cannot probe %s (CONFIG_KRETPROBES=y needed): %d\n",
-		       SPLIT_SYMBOL, ret);
+		pr_err("cannot probe the split function (CONFIG_KRETPROBES=y needed): %d\n",
+		       ret);
 		return ret;
 	}
 	dir = debugfs_create_dir("split_pin", NULL);
