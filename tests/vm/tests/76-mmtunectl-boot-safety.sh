@@ -19,23 +19,26 @@ kill $holder
 wait $holder 2>/dev/null
 ctl_rc 0 apply database
 
-# The kernel checks threshold <= sample_size against the live sample_size
-# (32): threshold 100 alone is a valid profile value the kernel refuses.
+# The kernel checks threshold <= sample_size against the live sample_size,
+# which the profile does not set: check compares with the module's default
+# (32), so threshold 16 is a valid profile value that this kernel, its
+# sample_size lowered to 8 by hand, refuses.
+echo 8 >$MMTUNE_SYSFS/thp_swap/sample_size || fail "thp_swap sample_size 8"
 mkdir -p /etc/mmtune/profiles
-printf '[sysctl]\nvm.swappiness = 7\n[?mmtune.thp_swap]\nthreshold = 100\npolicy = adaptive\n' \
+printf '[sysctl]\nvm.swappiness = 7\n[?mmtune.thp_swap]\nthreshold = 16\npolicy = adaptive\n' \
 	>/etc/mmtune/profiles/refused.conf
 ctl_rc 0 check /etc/mmtune/profiles/refused.conf
 ctl_rc 0 apply refused
-out_has "warning: mmtune.thp_swap.threshold: the kernel refused '100' (/sys/kernel/mm/mmtune/thp_swap/threshold): Invalid argument; optional in /etc/mmtune/profiles/refused.conf:4, skipped"
+out_has "warning: mmtune.thp_swap.threshold: the kernel refused '16' (/sys/kernel/mm/mmtune/thp_swap/threshold): Invalid argument; optional in /etc/mmtune/profiles/refused.conf:4, skipped"
 out_has ", 1 refused"
 assert_eq "$(cat /proc/sys/vm/swappiness)" 7 "required knob applied"
 assert_eq "$(sed "s/.*\[\(.*\)\].*/\1/" $MMTUNE_SYSFS/thp_swap/policy)" adaptive "the other optional knob applied"
 assert_eq "$(cat $MMTUNE_SYSFS/thp_swap/threshold)" 4 "refused knob unchanged"
 ctl_rc 1 verify
-out_has "drift: mmtune.thp_swap.threshold: wanted 100, live 4"
+out_has "drift: mmtune.thp_swap.threshold: wanted 16, live 4"
 
 # The same refusal on a required knob: all or nothing.
-printf '[sysctl]\nvm.swappiness = 8\n[mmtune.thp_swap]\nthreshold = 100\n' >/etc/mmtune/profiles/strict.conf
+printf '[sysctl]\nvm.swappiness = 8\n[mmtune.thp_swap]\nthreshold = 16\n' >/etc/mmtune/profiles/strict.conf
 ctl_rc 2 apply strict
 out_has "restored"
 assert_eq "$(cat /proc/sys/vm/swappiness)" 7 "nothing changed by the failed apply"
