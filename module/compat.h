@@ -28,10 +28,10 @@
 #define mmtune_zswap_invalidate_folio(folio)	zswap_invalidate_folio(folio)
 /*
  * The kernel checks zswap's limits before it offers a large folio and
- * passes the verdict (zswap_store_large's @refused).
+ * passes the verdict: the hook's own argument @refused.
  */
 #define MMTUNE_ZSWAP_STORE_PROTO		struct folio *folio, int refused
-#define mmtune_zswap_refused(refused)		(refused)
+#define MMTUNE_ZSWAP_REFUSED			refused
 
 /*
  * 6.12 swaps out large folios of every order whole: anonymous mTHP of
@@ -50,7 +50,7 @@
 	frontswap_invalidate_folio(folio)
 /* The limits are checked when the first subpage is stored. */
 #define MMTUNE_ZSWAP_STORE_PROTO		struct folio *folio
-#define mmtune_zswap_refused(refused)		0
+#define MMTUNE_ZSWAP_REFUSED			0
 
 /*
  * 6.1 has PMD-sized THPs only: the feature-wide knobs are theirs, and no

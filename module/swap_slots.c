@@ -96,12 +96,12 @@ static void return_slots(swp_entry_t *slots, int n)
 }
 
 /*
- * Returns the cached slots of @cpu to the swap devices, SWAP_BATCH at a
+ * Returns the cached slots of @cpu to the swap devices SWAP_BATCH at a
  * time, as the free path does: a whole cache (up to 1024 slots) in one
- * swapcache_free_entries() held si->lock, and on the free side interrupts
- * off, far longer than any stock return. The free side's batches are
- * copied out under free_lock and returned with it dropped; frees that
- * come in meanwhile are drained in the same loop.
+ * swapcache_free_entries() would hold si->lock, and on the free side keep
+ * interrupts off, far longer than any stock return. The free side's
+ * batches are copied out under free_lock and returned with it dropped;
+ * frees that come in meanwhile are drained in the same loop.
  */
 static void drain_cpu(unsigned int cpu, int online)
 {

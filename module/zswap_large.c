@@ -92,7 +92,7 @@ static int zswap_large_store(MMTUNE_ZSWAP_STORE_PROTO)
 		this_cpu_inc(zswap_large_stats.backoff_skipped);
 		return -EAGAIN;
 	}
-	err = mmtune_zswap_refused(refused);
+	err = MMTUNE_ZSWAP_REFUSED;
 	if (err) {
 		zswap_large_count_rollback(err);
 		return err;
