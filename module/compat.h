@@ -23,9 +23,11 @@
  * exports zswap's own per-page store and rollback.
  */
 #include <linux/zswap.h>
-#define mmtune_zswap_store_subpage(folio, index)	\
-	zswap_store_subpage(folio, index)
+#define mmtune_zswap_store_subpage(folio, index, raw_ok)	\
+	zswap_store_subpage(folio, index, raw_ok)
 #define mmtune_zswap_invalidate_folio(folio)	zswap_invalidate_folio(folio)
+/* zswap can store a page that does not compress as it is (returns 1). */
+#define MMTUNE_ZSWAP_RAW			1
 /*
  * The kernel checks zswap's limits before it offers a large folio and
  * passes the verdict: the hook's own argument @refused.
@@ -44,13 +46,15 @@
 #else
 /* 6.1: the series extends frontswap, zswap's front end. */
 #include <linux/frontswap.h>
-#define mmtune_zswap_store_subpage(folio, index)	\
+#define mmtune_zswap_store_subpage(folio, index, raw_ok)	\
 	frontswap_store_subpage(folio, index)
 #define mmtune_zswap_invalidate_folio(folio)	\
 	frontswap_invalidate_folio(folio)
 /* The limits are checked when the first subpage is stored. */
 #define MMTUNE_ZSWAP_STORE_PROTO		struct folio *folio
 #define MMTUNE_ZSWAP_REFUSED			0
+/* zswap refuses a page that does not compress. */
+#define MMTUNE_ZSWAP_RAW			0
 
 /*
  * 6.1 has PMD-sized THPs only: the feature-wide knobs are theirs, and no

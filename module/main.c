@@ -37,6 +37,9 @@ const struct mmtune_desc *const mmtune_impl[] = {
 #ifdef MMTUNE_BUILD_PCP_HIGH
 	&pcp_high_feature,
 #endif
+#ifdef MMTUNE_BUILD_CGROUP_POLICY
+	&cgroup_policy_feature,
+#endif
 };
 
 const unsigned int mmtune_nr_impl = ARRAY_SIZE(mmtune_impl);

@@ -27,6 +27,8 @@ struct mmtune_desc {
 	const struct mmtune_ops *hooks;
 	/* Knobs and other files, NULL-terminated; "enabled" is added. */
 	struct attribute **attrs;
+	/* Files that may be longer than a page (tables), NULL-terminated. */
+	struct bin_attribute **bin_attrs;
 	/* Its counters: one read-only file each, see MMTUNE_COUNTER(). */
 	const struct mmtune_counter *counters;
 	const void __percpu *counter_base;
@@ -180,5 +182,6 @@ extern const struct mmtune_desc thp_swap_feature;
 extern const struct mmtune_desc split_zero_feature;
 extern const struct mmtune_desc zswap_large_feature;
 extern const struct mmtune_desc pcp_high_feature;
+extern const struct mmtune_desc cgroup_policy_feature;
 
 #endif /* _MMTUNE_H */

@@ -268,7 +268,8 @@ static int feature_init(unsigned int i)
 {
 	const struct mmtune_desc *f = mmtune_impl[i];
 	struct attribute_group group = {
-		.attrs = f->attrs, .is_visible = knob_visible,
+		.attrs = f->attrs, .bin_attrs = f->bin_attrs,
+		.is_visible = knob_visible,
 	};
 	struct kobject *kobj;
 	int ret;

@@ -23,6 +23,7 @@
 #include <linux/string.h>
 
 #include "mmtune.h"
+#include "cgroup_policy.h"
 #include "thp_policy.h"
 
 static u32 policy = THP_SWAP_ADAPTIVE;
@@ -37,21 +38,15 @@ struct thp_swap_stats {
 };
 static DEFINE_PER_CPU(struct thp_swap_stats, thp_swap_stats);
 
-/*
- * The thp_swap_split hook. Context: shrink_folio_list(), the folio locked
- * and isolated, inside the hook core's SRCU read section; no mmap_lock, no
- * allocation.
- */
-static int thp_swap_split(struct folio *folio)
+/* 1 to split @folio, MMTUNE_STOCK to keep it whole, by size policy @sp. */
+static int thp_swap_decide(struct folio *folio, u32 sp)
 {
-	unsigned int order = folio_order(folio), nr = folio_nr_pages(folio);
+	unsigned int nr = folio_nr_pages(folio);
 	unsigned int sampled = 0, nonzero = 0, samples, size, thresh, seed;
 	enum thp_size_policy pol;
 	enum thp_verdict verdict;
 
-	pol = thp_size_policy_of(order < MMTUNE_NR_ORDERS ?
-				 READ_ONCE(size_policy[order]) : THP_SIZE_INHERIT,
-				 READ_ONCE(policy));
+	pol = thp_size_policy_of(sp, READ_ONCE(policy));
 	if (pol == THP_SIZE_WHOLE) {
 		this_cpu_inc(thp_swap_stats.thp_whole);
 		return MMTUNE_STOCK;
@@ -96,6 +91,30 @@ static int thp_swap_split(struct folio *folio)
 	}
 	this_cpu_inc(thp_swap_stats.thp_whole);
 	return MMTUNE_STOCK;
+}
+
+/*
+ * The thp_swap_split hook. Context: shrink_folio_list(), the folio locked
+ * and isolated, inside the hook core's SRCU read section; no mmap_lock, no
+ * allocation. The folio's cgroup_policy entry, if any, overrides the size's
+ * policy and counts the verdict.
+ */
+static int thp_swap_split(struct folio *folio)
+{
+	unsigned int order = folio_order(folio);
+	struct cgp_entry *e;
+	u32 sp;
+	int ret;
+
+	sp = order < MMTUNE_NR_ORDERS ? READ_ONCE(size_policy[order]) :
+					THP_SIZE_INHERIT;
+	rcu_read_lock();
+	e = cgroup_policy_of_folio(folio);
+	sp = cgroup_policy_thp_swap(e, order) ?: sp;
+	ret = thp_swap_decide(folio, sp);
+	cgroup_policy_count(e, ret == 1 ? CGP_THP_SPLIT : CGP_THP_WHOLE, order);
+	rcu_read_unlock();
+	return ret;
 }
 
 /*

@@ -10,7 +10,9 @@
  * folio is invalidated and the folio takes the stock path to the swap
  * device. Nothing is lost either way, and the kernel's per-page memcg
  * charge makes the rollback exact. On 6.12 a knob per folio size picks the
- * sizes stored (store_<size>kB).
+ * sizes stored (store_<size>kB), and a page that does not compress is
+ * stored as it is, up to max_raw_percent of the folio: one bad page no
+ * longer throws away the compression of all the others.
  *
  * Knobs and counters: /sys/kernel/mm/mmtune/zswap_large/, documented in
  * sysfs-docs/sysfs-kernel-mm-mmtune-zswap_large.
@@ -20,8 +22,17 @@
 #include <linux/sysfs.h>
 
 #include "mmtune.h"
+#include "cgroup_policy.h"
 
 #define BACKOFF_MS_MAX		600000
+
+/*
+ * At most this share of a folio's pages is stored uncompressed (6.12): a
+ * few bad pages keep the folio whole, a folio mostly of incompressible
+ * data is refused after compressing little more than this share of it,
+ * as stock refuses it (a raw page saves no memory).
+ */
+static u32 max_raw_percent = 12;
 
 /*
  * After an allocation failure, large folios go to the device this long.
@@ -38,7 +49,8 @@ static u32 store_order[MMTUNE_NR_ORDERS] = {
 };
 
 struct zswap_large_stats {
-	unsigned long thp_stored, subpages_stored, subpages_rolled_back,
+	unsigned long thp_stored, subpages_stored, subpages_raw,
+		      subpages_rolled_back,
 		      rollback_pool_limit, rollback_cgroup_limit, rollback_nomem,
 		      rollback_compress, rollback_other, backoff_skipped;
 };
@@ -77,15 +89,54 @@ static void zswap_large_count_rollback(int err)
  * in zswap (a failed store drops them here, and the kernel makes sure of
  * it before the write).
  */
+static bool zswap_large_wanted(struct folio *folio, unsigned int order)
+{
+	int store = order < MMTUNE_NR_ORDERS ? READ_ONCE(store_order[order]) : 0;
+	struct cgp_entry *e;
+	int own;
+
+	rcu_read_lock();
+	e = cgroup_policy_of_folio(folio);
+	own = cgroup_policy_zswap(e, order);
+	if (own >= 0)
+		store = own;
+	if (!own)
+		cgroup_policy_count(e, CGP_ZSWAP_REFUSED, order);
+	rcu_read_unlock();
+	return store;
+}
+
+/* The folio's cgroup_policy entry counts a folio stored whole. */
+static void zswap_large_count_stored(struct folio *folio, unsigned int order)
+{
+	rcu_read_lock();
+	cgroup_policy_count(cgroup_policy_of_folio(folio), CGP_ZSWAP_STORED,
+			    order);
+	rcu_read_unlock();
+}
+
+/* How many pages of a folio of @nr may be stored as they are. */
+static long zswap_large_raw_max(long nr)
+{
+	u32 pct = READ_ONCE(max_raw_percent);
+
+	if (!MMTUNE_ZSWAP_RAW || !pct)
+		return 0;
+	return max(nr * pct / 100, 1L);
+}
+
 static int zswap_large_store(MMTUNE_ZSWAP_STORE_PROTO)
 {
 	unsigned int order = folio_order(folio);
 	long nr = folio_nr_pages(folio);
-	long stored;
+	long stored, raw = 0, raw_max;
 	int err = 0;
 
-	/* A size left to the swap device, as stock does. */
-	if (order >= MMTUNE_NR_ORDERS || !READ_ONCE(store_order[order]))
+	/*
+	 * A size left to the swap device, as stock does: by store_<size>kB or
+	 * by the folio's cgroup_policy entry, which wins.
+	 */
+	if (!zswap_large_wanted(folio, order))
 		return MMTUNE_STOCK;
 
 	if (time_before64(get_jiffies_64(), (u64)atomic64_read(&backoff_until))) {
@@ -98,19 +149,25 @@ static int zswap_large_store(MMTUNE_ZSWAP_STORE_PROTO)
 		return err;
 	}
 
+	raw_max = zswap_large_raw_max(nr);
 	for (stored = 0; stored < nr; stored++) {
 		/* Memory failure may poison a subpage after the kernel's check. */
 		if (PageHWPoison(folio_page(folio, stored))) {
 			err = -EHWPOISON;
 			break;
 		}
-		err = mmtune_zswap_store_subpage(folio, stored);
-		if (err)
+		/* 1: stored as is; over the share, -E2BIG ends the folio. */
+		err = mmtune_zswap_store_subpage(folio, stored, raw < raw_max);
+		if (err < 0)
 			break;
+		raw += err;
+		err = 0;
 	}
 	if (!err) {
 		this_cpu_inc(zswap_large_stats.thp_stored);
 		this_cpu_add(zswap_large_stats.subpages_stored, nr);
+		this_cpu_add(zswap_large_stats.subpages_raw, raw);
+		zswap_large_count_stored(folio, order);
 		return 0;
 	}
 
@@ -136,6 +193,9 @@ static int zswap_large_store(MMTUNE_ZSWAP_STORE_PROTO)
 }
 
 static MMTUNE_KNOB_U32(backoff_ms, backoff_ms, 0, BACKOFF_MS_MAX, NULL);
+#if MMTUNE_ZSWAP_RAW
+static MMTUNE_KNOB_U32(max_raw_percent, max_raw_percent, 0, 100, NULL);
+#endif
 static MMTUNE_KNOB_ORDER_BOOL(store_8kB, store_order, 1);
 static MMTUNE_KNOB_ORDER_BOOL(store_16kB, store_order, 2);
 static MMTUNE_KNOB_ORDER_BOOL(store_32kB, store_order, 3);
@@ -162,7 +222,11 @@ static struct kobj_attribute fallback_disk_attr = __ATTR_RO(fallback_disk);
 
 #define STAT(field) MMTUNE_COUNTER(zswap_large_stats, field)
 static const struct mmtune_counter zswap_large_counters[] = {
-	STAT(thp_stored), STAT(subpages_stored), STAT(subpages_rolled_back),
+	STAT(thp_stored), STAT(subpages_stored),
+#if MMTUNE_ZSWAP_RAW
+	STAT(subpages_raw),
+#endif
+	STAT(subpages_rolled_back),
 	STAT(rollback_pool_limit), STAT(rollback_cgroup_limit),
 	STAT(rollback_nomem), STAT(rollback_compress), STAT(rollback_other),
 	STAT(backoff_skipped),
@@ -172,6 +236,9 @@ static const struct mmtune_counter zswap_large_counters[] = {
 
 static struct attribute *zswap_large_attrs[] = {
 	MMTUNE_KNOB_ATTR(backoff_ms),
+#if MMTUNE_ZSWAP_RAW
+	MMTUNE_KNOB_ATTR(max_raw_percent),
+#endif
 	MMTUNE_KNOB_ATTR(store_8kB),
 	MMTUNE_KNOB_ATTR(store_16kB),
 	MMTUNE_KNOB_ATTR(store_32kB),

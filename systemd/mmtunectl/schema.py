@@ -27,7 +27,7 @@ separated, with a header line:
               separated; a read-only file may have a row per line, differing
               in its default only (abi_version)
 
-Every rw file becomes the profile key [mmtune.DIR] FILE; counter files are
+Every rw file but a table becomes the profile key [mmtune.DIR] FILE; counter files are
 what status and the Prometheus output show. A feature added to the module
 is added to knobs.tsv (a test checks it against sysfs-docs) and mmtunectl
 picks it up: profiles, validation, apply order, verify, status, metrics.
@@ -194,7 +194,7 @@ class SchemaError(Exception):
 TABLE = "knobs.tsv"
 COLUMNS = ["dir", "file", "type", "mode", "default", "values", "constraint", "lines"]
 LINE_RE = re.compile(r"^[0-9]+\.[0-9]+$")
-TYPES = ("bool", "u32", "choice", "counter", "text")
+TYPES = ("bool", "u32", "choice", "counter", "text", "table")
 CONSTRAINT_RE = re.compile(r"^(<=|>=|<|>) ([a-z0-9_]+)(?: unless ([0-9]+))?$")
 
 
@@ -326,7 +326,8 @@ def _mm_knobs():
     hook on), then "enabled". A feature is switched on once it is set up."""
     out = []
     for d in MM_DIRS:
-        rw = [f for f in MM_FILES if f.dir == d and f.mode == "rw"]
+        # A table (cgroup_policy/entries) is set by its own profile sections.
+        rw = [f for f in MM_FILES if f.dir == d and f.mode == "rw" and f.type != "table"]
         rw.sort(key=lambda f: (f.file == "enabled", f.type == "choice"))
         for f in rw:
             # Choice files show every choice, the current one in brackets.

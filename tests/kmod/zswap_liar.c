@@ -51,7 +51,7 @@ static int store_range(struct folio *folio, long from, long to, long step)
 	int err;
 
 	for (i = step > 0 ? from : to - 1; i >= from && i < to; i += step) {
-		err = zswap_store_subpage(folio, i);
+		err = zswap_store_subpage(folio, i, false);
 		if (err)
 			return err;
 	}

@@ -53,12 +53,14 @@ struct opts {
 	unsigned long zero_every;	/* every Nth page stays zero; 0 = none */
 	enum fill fill;
 	const char *hold_dir;		/* pause between evict and verify */
+	const char *cgroup_parent;	/* where our memcg goes (CGROUP_ROOT) */
 	unsigned long zswap_max_kib;	/* memory.zswap.max of the memcg */
 	unsigned int min_out_pct;	/* of the region, in pswpout + zswpout */
 	bool expect_thp_swpout;
 	bool fail_evict;		/* make-it-fail during MADV_PAGEOUT */
 	uint64_t seed;
 	unsigned long data_every;	/* only every Nth page holds data; 0 = all */
+	unsigned long random_every;	/* the last page of every N is random */
 	unsigned long mthp_kib;		/* folio size whose stats to report; 0 = none */
 	unsigned int min_mthp_pct;	/* of the region allocated in such folios */
 	bool shmem;			/* MAP_SHARED | MAP_ANONYMOUS */
@@ -326,10 +328,19 @@ static const char *const counter_names[NR_COUNTERS] = {
 };
 
 static enum fill fill_mode;
+static unsigned long random_every;
+
+/* A bad tail: the last page of each group of random_every is random. */
+static inline enum fill page_fill(uint64_t p)
+{
+	if (random_every && p % random_every == random_every - 1)
+		return FILL_RANDOM;
+	return fill_mode;
+}
 
 static inline uint64_t pattern(uint64_t seed, uint64_t p, uint64_t w)
 {
-	return pattern_word(fill_mode, seed, p, w);
+	return pattern_word(page_fill(p), seed, p, w);
 }
 
 static bool page_is_zero(const struct opts *o, uint64_t p)
@@ -348,7 +359,7 @@ static void fill(const struct opts *o, uint64_t *mem, uint64_t pages)
 			pg[0] = 0;
 			continue;
 		}
-		fill_page(pg, fill_mode, o->seed, p);
+		fill_page(pg, page_fill(p), o->seed, p);
 	}
 }
 
@@ -401,9 +412,12 @@ static int memcg_enter(const struct opts *o, char *dir, size_t dirlen)
 	char path[256];
 	int ret = 0;
 
+	const char *parent = o->cgroup_parent ? o->cgroup_parent : CGROUP_ROOT;
+
 	/* Ignore failure: the controller may already be enabled. */
-	write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory");
-	snprintf(dir, dirlen, CGROUP_ROOT "/swap_integrity.%d", getpid());
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", parent);
+	write_file(path, "+memory");
+	snprintf(dir, dirlen, "%s/swap_integrity.%d", parent, getpid());
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		msg("cannot create %s: %s", dir, strerror(errno));
 		return -1;
@@ -468,6 +482,8 @@ static void usage(void)
 		"  --zero-every N       leave every Nth page all zero\n"
 		"  --data-every N       only every Nth page holds data, the others stay zero\n"
 		"  --fill KIND          random (incompressible, default) or compressible (~3:1)\n"
+		"  --random-every N     the last page of every N pages is random whatever\n"
+		"                       the fill (a folio of N pages with a bad tail)\n"
 		"  --zswap-max KIB      memory.zswap.max of the memcg\n"
 		"  --zswap-writeback 0|1  memory.zswap.writeback of the memcg\n"
 		"  --mthp KB            report hugepages-<KB>kB/stats deltas (mthp_*=)\n"
@@ -475,6 +491,8 @@ static void usage(void)
 		"                       allocated in folios of that size (default 90)\n"
 		"  --shmem              shared anonymous memory (shmem), not private\n"
 		"  --hold DIR           after eviction create DIR/evicted, wait for DIR/go\n"
+		"  --cgroup-parent DIR  create this run's memcg under DIR (a cgroup2\n"
+		"                       directory) instead of the root\n"
 		"  --keep-swapcache     read back without first freeing the swap cache\n"
 		"  --min-out-pct P      fail unless pswpout+zswpout+swpout_zero grew by\n"
 		"                       P%% of the region (default 50)\n"
@@ -500,9 +518,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		OPT("seed", &o->seed),
 		OPT_CHOICE("fill", &o->fill, fill_names),
 		OPT("hold", &o->hold_dir),
+		OPT("cgroup-parent", &o->cgroup_parent),
 		OPT("zswap-max", &o->zswap_max_kib),
 		OPT("zswap-writeback", &o->zswap_writeback),
 		OPT("data-every", &o->data_every),
+		OPT("random-every", &o->random_every),
 		OPT("mthp", &o->mthp_kib),
 		OPT("min-mthp-pct", &o->min_mthp_pct),
 		OPT_FLAG("shmem", &o->shmem, true),
@@ -534,6 +554,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_opts(argc, argv, &o);
 	fill_mode = o.fill;
+	random_every = o.random_every;
 	pages = (o.size_mib << 20) / PAGE_SZ;
 	msg("%lu MiB %s, %s pages, %s fill, evict by %s, zero every %lu, data every %lu",
 	    o.size_mib, o.shmem ? "shmem" : "anonymous", o.thp ? "THP" : "4K",

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,20 +22,26 @@ static const char *errno_name(int err)
 	case ENOENT: return "ENOENT";
 	case ERANGE: return "ERANGE";
 	case ENODEV: return "ENODEV";
+	case ENOSPC: return "ENOSPC";
 	default: return strerror(err);
 	}
 }
 
 int main(int argc, char **argv)
 {
-	char buf[256];
+	char *buf;
 	int fd, len;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: sysfs_write FILE VALUE\n");
 		return 2;
 	}
-	len = snprintf(buf, sizeof(buf), "%s\n", argv[2]);
+	/* Any length: the tests write lines longer than a page too. */
+	len = strlen(argv[2]) + 1;
+	buf = malloc(len + 1);
+	if (!buf)
+		return 2;
+	snprintf(buf, len + 1, "%s\n", argv[2]);
 	fd = open(argv[1], O_WRONLY);
 	if (fd < 0) {
 		printf("%s\n", errno_name(errno));
