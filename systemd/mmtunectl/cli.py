@@ -493,14 +493,13 @@ def cmd_status(ctx, args):
                                       row["state"] + (" (%s only)" % " ".join(row["kernel_lines"])
                                                       if row.get("kernel_lines") else "")))
     if doc["cgroups"]:
-        say("%-48s %-40s %s" % ("cgroup", "wanted / live", "state"))
+        say("cgroups (state, cgroup, wanted entry):")
     for row in doc["cgroups"]:
-        say("%-48s %-40s %s" % (row["cgroup"] or row["section"] or "cgroup_policy",
-                                row["wanted"] or "-", row["state"] + (
-                                    " (no %s)" % row["absent_feature"]
-                                    if row.get("absent_feature") else "")))
-        if row["state"] == "drift":
-            say("%-48s %-40s" % ("", row["live"]))
+        say("  %-8s %s %s%s" % (
+            row["state"], row["cgroup"] or row["section"] or "cgroup_policy",
+            row["wanted"] or "-", " (no %s)" % row["absent_feature"]
+            if row.get("absent_feature") else ", live: " + row["live"]
+            if row["state"] == "drift" else ""))
     for path, stats in sorted(doc["cgroup_stats"].items()):
         say("counters of cgroup %s: %s" % (path, " ".join(
             "%s_%s=%d" % s for s in stats)))
