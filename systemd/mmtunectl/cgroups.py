@@ -325,6 +325,16 @@ def make_plan(ctx, profile, saved):
                 plan.notes.append("note: cgroup %s: %s (%s) replaces %s" % (
                     p, sec.header(), sec.origin, plan.wanted[p][1].header()))
             plan.wanted[p] = (keys, sec)
+    for p in plan.wanted:
+        # The module takes the nearest entry whole, never merged with an
+        # ancestor's: say so where a profile nests entries.
+        up = [a for a in plan.wanted if a != p and p.startswith(a.rstrip("/") + "/")]
+        if up:
+            a = max(up, key=len)
+            plan.notes.append("note: cgroup %s: its entry (%s) replaces that of %s (%s) "
+                              "whole: the keys it leaves unset follow the host, not %s" % (
+                                  p, plan.wanted[p][1].header(), a, plan.wanted[a][1].header(),
+                                  a))
     live = read_entries(ctx)
     for p, (keys, sec) in plan.wanted.items():
         want = keys or None             # no key left: the host's policy, no entry
