@@ -41,6 +41,7 @@ from . import schema
 POLICY = schema.MMTUNE + "/cgroup_policy"
 ENTRIES = POLICY + "/entries"
 ENABLED = POLICY + "/enabled"
+ENABLED_KNOB = "mmtune.cgroup_policy.enabled"
 CGROOT = "sys/fs/cgroup"
 PREFIX = "cgroup:"
 NEEDS = "a kernel with the mmtune cgroup hooks and mmtune.ko with feature group cgroup_policy"
@@ -206,6 +207,16 @@ def read_stats(ctx):
     return out
 
 
+def numbers(ctx):
+    """[(file, int)] of the table's files that hold one number."""
+    out = []
+    for n in ctx.listdir(POLICY):
+        v = (ctx.read(POLICY + "/" + n) or "").strip()
+        if v.isdigit():
+            out.append((n, int(v)))
+    return out
+
+
 def live_sizes(ctx):
     return (ctx.read(POLICY + "/sizes") or "").split()
 
@@ -292,6 +303,12 @@ class Plan(object):
                 "(\"[?cgroup:...]\")" % (s.origin, s.header(), ctx.show(CGROOT)), err=True)
 
 
+def own_switch(profile):
+    """The profile sets [mmtune.cgroup_policy] enabled itself (a knob when
+    knobs.tsv lists the file): then that setting rules, not the sections."""
+    return bool(profile) and ENABLED_KNOB in profile.settings
+
+
 def saved_of(state):
     """{"enabled": str or None, "entries": {path: line keys or None}} of the state."""
     cg = (state or {}).get("cgroups") or {}
@@ -350,7 +367,9 @@ def make_plan(ctx, profile, saved):
         if live.get(p) != before and os.path.isdir(ctx.path(CGROOT) + p):
             plan.writes.append((p, before, live.get(p), "saved original"))
     on = (ctx.read(ENABLED) or "").strip()
-    if plan.wanted and on != "1":
+    if own_switch(profile):
+        pass
+    elif plan.wanted and on != "1":
         plan.enable = (on, "1")
     elif not plan.wanted and saved["enabled"] not in (None, on):
         plan.enable = (on, saved["enabled"])
@@ -464,7 +483,7 @@ def rows(ctx, profile):
         out.append({"section": s.header(), "cgroup": p, "wanted": describe(want),
                     "live": describe(live.get(p)), "origin": s.origin,
                     "state": "match" if live.get(p) == want else "drift"})
-    if plan.wanted:
+    if plan.wanted and not own_switch(profile):
         on = (ctx.read(ENABLED) or "").strip()
         out.append({"section": None, "cgroup": None, "wanted": "enabled=1",
                     "live": "enabled=%s" % on, "origin": None,

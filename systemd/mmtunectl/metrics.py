@@ -138,11 +138,6 @@ def render(ctx, report):
     return f.text()
 
 
-CG_GAUGES = (("enabled", "1 while the per-cgroup policy table is consulted (cgroup_policy/enabled)."),
-             ("nr_entries", "Entries in the per-cgroup policy table now."),
-             ("max_entries", "The bound of the per-cgroup policy table."))
-
-
 def _cgroups(f, ctx, report):
     """The per-cgroup policy table: its state, every entry's settings and
     counters with a cgroup label (the cgroup2 path), and the drift of each
@@ -154,10 +149,12 @@ def _cgroups(f, ctx, report):
                   row["state"] == "drift", [("cgroup", row["cgroup"])])
     if not cgroups.present(ctx):
         return
-    for name, help_text in CG_GAUGES:
-        v = (ctx.read(cgroups.POLICY + "/" + name) or "").strip()
-        if v.isdigit():
-            f.add("mmtune_cgroup_policy_" + name, "gauge", help_text, int(v))
+    # Its one-number files (enabled, the number of entries and their bound)
+    # are states, gauges: never counters.
+    for name, v in cgroups.numbers(ctx):
+        f.add(_name("mmtune_cgroup_policy", name), "gauge",
+              "The per-cgroup policy table's %s (/sys/kernel/mm/mmtune/cgroup_policy/%s)."
+              % (name, name), v)
     for path, keys in cgroups.read_entries(ctx).items():
         for k, v in keys.items():
             m = re.match(r"^(.*)_([0-9]+kB)$", k)

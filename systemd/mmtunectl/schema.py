@@ -15,7 +15,9 @@ separated, with a header line:
 
   dir         feature directory under /sys/kernel/mm/mmtune ("." for the root)
   type        bool (0/1), u32, choice, counter (one number, read-only),
-              text (read-only, free form)
+              text (read-only, free form), table (lines, rw or ro, read
+              to EOF: cgroup_policy/entries, written by cgroups.py, never
+              a profile key)
   mode        rw or ro
   default     the value after the module is loaded (choice: the word)
   values      u32: "lo-hi", disjoint ranges joined by ",", e.g. "0,8-10000";
@@ -194,7 +196,7 @@ class SchemaError(Exception):
 TABLE = "knobs.tsv"
 COLUMNS = ["dir", "file", "type", "mode", "default", "values", "constraint", "lines"]
 LINE_RE = re.compile(r"^[0-9]+\.[0-9]+$")
-TYPES = ("bool", "u32", "choice", "counter", "text")
+TYPES = ("bool", "u32", "choice", "counter", "text", "table")
 CONSTRAINT_RE = re.compile(r"^(<=|>=|<|>) ([a-z0-9_]+)(?: unless ([0-9]+))?$")
 
 
@@ -326,7 +328,7 @@ def _mm_knobs():
     hook on), then "enabled". A feature is switched on once it is set up."""
     out = []
     for d in MM_DIRS:
-        rw = [f for f in MM_FILES if f.dir == d and f.mode == "rw"]
+        rw = [f for f in MM_FILES if f.dir == d and f.mode == "rw" and f.type in _KIND]
         rw.sort(key=lambda f: (f.file == "enabled", f.type == "choice"))
         for f in rw:
             # Choice files show every choice, the current one in brackets.
