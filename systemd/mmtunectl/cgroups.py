@@ -310,9 +310,9 @@ def own_switch(profile):
 
 
 def saved_of(state):
-    """{"enabled": str or None, "entries": {path: line keys or None}} of the state."""
+    """{"enabled": str or None, "table": {path: entry keys or None}} of the state."""
     cg = (state or {}).get("cgroups") or {}
-    return {"enabled": cg.get("enabled"), "entries": dict(cg.get("entries") or {})}
+    return {"enabled": cg.get("enabled"), "table": dict(cg.get("table") or {})}
 
 
 def make_plan(ctx, profile, saved):
@@ -359,10 +359,10 @@ def make_plan(ctx, profile, saved):
             plan.unchanged += 1
         else:
             plan.writes.append((p, want, live.get(p), sec.origin))
-    for p in sorted(saved["entries"]):
+    for p in sorted(saved["table"]):
         if p in plan.wanted:
             continue
-        before = saved["entries"][p]
+        before = saved["table"][p]
         before = dict(before) if before else None
         if live.get(p) != before and os.path.isdir(ctx.path(CGROOT) + p):
             plan.writes.append((p, before, live.get(p), "saved original"))
@@ -425,7 +425,7 @@ def describe(keys):
 
 def saved_after(plan, saved):
     """The state's "cgroups" once the plan is written: the first value per path."""
-    entries = dict(saved["entries"])
+    entries = dict(saved["table"])
     for path, keys, before, origin in plan.writes:
         if origin == "saved original":
             entries.pop(path, None)
@@ -436,19 +436,19 @@ def saved_after(plan, saved):
         enabled = plan.enable[0]
     elif not plan.wanted:
         enabled = None
-    return {"enabled": enabled, "entries": entries} if entries or enabled is not None else None
+    return {"enabled": enabled, "table": entries} if entries or enabled is not None else None
 
 
 def rollback_plan(ctx, saved, say):
     """The Plan putting back every saved entry and cgroup_policy/enabled."""
     plan = Plan()
     if not present(ctx):
-        if saved["entries"] or saved["enabled"] is not None:
+        if saved["table"] or saved["enabled"] is not None:
             say("skip cgroup entries: %s is gone" % ctx.show(POLICY))
         return plan
     live = read_entries(ctx)
-    for p in sorted(saved["entries"]):
-        before = dict(saved["entries"][p]) if saved["entries"][p] else None
+    for p in sorted(saved["table"]):
+        before = dict(saved["table"][p]) if saved["table"][p] else None
         if p not in live and not os.path.isdir(ctx.path(CGROOT) + p):
             say("skip cgroup %s: removed since (its entry went with it)" % p)
         elif live.get(p) != before:
@@ -469,7 +469,7 @@ def rows(ctx, profile):
         return [{"section": s.header(), "cgroup": None, "wanted": None, "live": None,
                  "state": "skipped", "absent_feature": "cgroup_policy", "origin": s.origin}
                 for s in sections]
-    plan = make_plan(ctx, profile, {"entries": {}, "enabled": None})
+    plan = make_plan(ctx, profile, {"table": {}, "enabled": None})
     live = read_entries(ctx)
     for s in plan.missing:
         out.append({"section": s.header(), "cgroup": None, "wanted": None, "live": None,

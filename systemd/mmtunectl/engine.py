@@ -134,6 +134,10 @@ def load_state(ctx):
         for key in ("profile", "source", "reason", "applied_at"):
             if not isinstance(state.get(key, ""), (str, type(None))):
                 raise ValueError("%s is not a string" % key)
+        cg = state.get("cgroups")
+        if cg is not None and not (isinstance(cg, dict) and isinstance(cg.get("table", {}), dict)
+                                   and isinstance(cg.get("enabled", ""), (str, type(None)))):
+            raise ValueError("cgroups is not an object of a table and enabled")
         for key in ("refused", "files", "other_line"):
             v = state.get(key, [])
             if not isinstance(v, list) or not all(isinstance(x, str) for x in v):

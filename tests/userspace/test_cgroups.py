@@ -306,3 +306,18 @@ def test_metrics_carry_the_cgroup_label(node, run):
     assert text.count("# TYPE mmtune_cgroup_policy_fault_narrowed_total counter\n") == 1
     # Numbers of the table are gauges, never counters.
     assert "mmtune_cgroup_policy_nr_entries_total" not in text
+
+
+def test_a_corrupt_cgroup_state_is_an_error_not_a_crash(node, run):
+    run("apply", "node")
+    path = node + "/run/mmtune/state.json"
+    with open(path) as f:
+        state = json.load(f)
+    assert state["cgroups"]["table"][BU] is None and state["cgroups"]["enabled"] == "0"
+    state["cgroups"] = {"table": "oops"}
+    with open(path, "w") as f:
+        json.dump(state, f)
+    before = fakeroot.snapshot(node)
+    rc, _, err = run("rollback")
+    assert rc == 2 and "unreadable state (cgroups is not an object" in err
+    assert fakeroot.snapshot(node) == before
