@@ -321,3 +321,12 @@ def test_a_corrupt_cgroup_state_is_an_error_not_a_crash(node, run):
     rc, _, err = run("rollback")
     assert rc == 2 and "unreadable state (cgroups is not an object" in err
     assert fakeroot.snapshot(node) == before
+
+
+def test_show_lists_the_cgroup_sections_with_their_origins(node, run):
+    rc, out, _ = run("show", "node")
+    assert rc == 0
+    assert ("[cgroup:postgresql.service]\n"
+            "  thp_swap                               whole           "
+            "# /etc/mmtune/profiles/node.conf:6\n") in out
+    assert "[?cgroup:kubepods-burstable.slice]\n  orders " in out
