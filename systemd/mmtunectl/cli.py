@@ -26,7 +26,7 @@ import re
 import sys
 import traceback
 
-from . import VERSION, engine, health, journal, metrics, recommend, schema, tuned
+from . import VERSION, cgroups, engine, health, journal, metrics, recommend, schema, tuned
 from .context import Context
 from .profile import ConfigError, Loader, describe
 from .recommend import Selection
@@ -128,6 +128,10 @@ def cmd_show(ctx, args):
     for s in prof.ordered():
         say("%-40s %s%-14s # %s" % (s.knob.name, "?" if s.optional else " ",
                                      s.wanted(), s.origin))
+    for sec in prof.cgroups.values():
+        say("%s" % sec.header())
+        for k, (v, origin) in sec.keys.items():
+            say("  %-38s %-15s # %s" % (k, v, origin))
     return EXIT_OK
 
 
@@ -171,14 +175,23 @@ def _preview(ctx, prof, owned, verb):
     state = engine.load_state(ctx) or {"saved": {}}
     plan = engine.make_plan(ctx, prof, owned, dict(state["saved"]))
     plan.report(ctx, say)
-    if plan.missing:
+    plan.cgroups = cgroups.make_plan(ctx, prof, cgroups.saved_of(state))
+    plan.cgroups.report(say)
+    if plan.missing or plan.cgroups.missing:
         engine.missing_error(ctx, plan, say)
+        plan.cgroups.missing_errors(ctx, say)
         return plan, EXIT_ERROR
     for c in plan.writes:
         say("%s %s: %s -> %s (%s)" % (verb, c.knob.name, engine.was(c), c.target, c.origin))
     for c in plan.restores:
         say("%s %s: %s -> %s (saved original: not in profile %s)" % (
             verb, c.knob.name, engine.was(c), c.target, prof.name))
+    for path, keys, before, origin in plan.cgroups.writes:
+        say("%s cgroup %s: %s -> %s (%s)" % (verb, path, cgroups.describe(before),
+                                              cgroups.describe(keys), origin))
+    if plan.cgroups.enable:
+        say("%s mmtune.cgroup_policy.enabled: %s -> %s (the profile's cgroup sections)"
+            % ((verb,) + plan.cgroups.enable))
     for s, value, where in engine.sysctl_d_overrides(ctx, prof):
         if s.knob.name not in owned:
             say(engine.sysctl_d_msg(s, value, where))
@@ -202,8 +215,9 @@ def cmd_apply(ctx, args):
             say("error: nothing would be applied", err=True)
             return rc
         say("dry run: profile %s: %d would be written, %d already set, %d restored, "
-            "%d skipped; nothing written" % (prof.name, len(plan.writes), plan.unchanged,
-                                             len(plan.restores), plan.skipped()))
+            "%d skipped%s; nothing written" % (prof.name, len(plan.writes), plan.unchanged,
+                                               len(plan.restores), plan.skipped(),
+                                               plan.cgroups.summary()))
         return EXIT_OK
     rc = engine.apply(ctx, prof, sel, tuned.owned(ctx), say, reload=args.reload)
     if rc == EXIT_OK and sel.source in ("recommend", "default"):
@@ -234,9 +248,12 @@ def cmd_diff(ctx, args):
     if rc:
         return rc
     n = len(plan.changes())
+    m = len(plan.cgroups.writes) + bool(plan.cgroups.enable)
     say("diff: profile %s (%s): %s" % (
-        prof.name, sel.reason, "%d knob(s) would change" % n if n
+        prof.name, sel.reason, "%d knob(s)%s would change" % (
+            n, " and %d cgroup setting(s)" % m if m else "") if n + m
         else "no change, the kernel holds it"))
+    n += m
     return EXIT_DRIFT if n else EXIT_OK
 
 
@@ -320,7 +337,9 @@ def cmd_check(ctx, args):
         if name in names or shown & set(prof.files):
             errors.extend(e for e in errs if e not in errors)
             if not errs:
-                say("profile %s: ok, %d knob(s)" % (name, len(prof.settings)))
+                say("profile %s: ok, %d knob(s)%s" % (
+                    name, len(prof.settings), ", %d cgroup section(s)" % len(prof.cgroups)
+                    if prof.cgroups else ""))
     for e in errors:
         say("error: " + e, err=True)
     return EXIT_ERROR if errors else rc
@@ -334,14 +353,18 @@ def cmd_verify(ctx, args):
         say(n, prio=journal.WARNING)
     for _, msg in r.problems:
         say(msg)
-    counts = {}
-    for row in r.rows:
-        counts[row["state"]] = counts.get(row["state"], 0) + 1
+    counts, cg = {}, {}
+    for rows, n in ((r.rows, counts), (r.cgroups, cg)):
+        for row in rows:
+            n[row["state"]] = n.get(row["state"], 0) + 1
     if r.profile:
         bad = len([p for p in r.problems if p[0] == health.DRIFT])
-        say("verify: profile %s%s: %d match, %d differ, %d skipped, %d owned by tuned" % (
+        say("verify: profile %s%s: %d match, %d differ, %d skipped, %d owned by tuned%s" % (
             r.profile.name, "" if r.state else " (not applied)", counts.get("match", 0), bad,
-            counts.get("skipped", 0), counts.get("tuned", 0)))
+            counts.get("skipped", 0), counts.get("tuned", 0),
+            "; cgroups: %d match, %d differ, %d skipped" % (
+                cg.get("match", 0), cg.get("drift", 0) + cg.get("missing", 0),
+                cg.get("skipped", 0)) if cg else ""))
     return r.status()
 
 
@@ -363,6 +386,7 @@ def status_doc(ctx, r):
                       "mmtune_line": r.line in schema.LINES},
            "other_line_knobs": [row["name"] for row in r.rows if row.get("kernel_lines")],
            "size_counters": engine.size_counters(ctx),
+           "cgroups": r.cgroups, "cgroup_stats": cgroups.read_stats(ctx),
            "sysctl_d_overridden": [
                {"knob": s.knob.name, "value": v, "origin": w, "wanted": s.wanted()}
                for s, v, w in engine.sysctl_d_overrides(ctx, r.profile)
@@ -468,6 +492,17 @@ def cmd_status(ctx, args):
                                       row["live"] if row["live"] is not None else "-",
                                       row["state"] + (" (%s only)" % " ".join(row["kernel_lines"])
                                                       if row.get("kernel_lines") else "")))
+    if doc["cgroups"]:
+        say("cgroups (state, cgroup, wanted entry):")
+    for row in doc["cgroups"]:
+        say("  %-8s %s %s%s" % (
+            row["state"], row["cgroup"] or row["section"] or "cgroup_policy",
+            row["wanted"] or "-", " (no %s)" % row["absent_feature"]
+            if row.get("absent_feature") else ", live: " + row["live"]
+            if row["state"] == "drift" else ""))
+    for path, stats in sorted(doc["cgroup_stats"].items()):
+        say("counters of cgroup %s: %s" % (path, " ".join(
+            "%s_%s=%d" % s for s in stats)))
     if doc["counters"]:
         say("counters:")
         for k in sorted(doc["counters"]):

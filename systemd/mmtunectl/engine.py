@@ -24,7 +24,7 @@ import os
 import re
 import time
 
-from . import journal, schema
+from . import cgroups, journal, schema
 from .profile import normalise_live, satisfied
 
 STATE = "run/mmtune/state.json"
@@ -134,6 +134,10 @@ def load_state(ctx):
         for key in ("profile", "source", "reason", "applied_at"):
             if not isinstance(state.get(key, ""), (str, type(None))):
                 raise ValueError("%s is not a string" % key)
+        cg = state.get("cgroups")
+        if cg is not None and not (isinstance(cg, dict) and isinstance(cg.get("table", {}), dict)
+                                   and isinstance(cg.get("enabled", ""), (str, type(None)))):
+            raise ValueError("cgroups is not an object of a table and enabled")
         for key in ("refused", "files", "other_line"):
             v = state.get(key, [])
             if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
@@ -506,13 +510,24 @@ def apply(ctx, profile, selection, owned, say, reload=False):
         saved = dict(state["saved"])
         plan = make_plan(ctx, profile, owned, saved)
         plan.report(ctx, say)
-        if plan.missing:
+        cg_saved = cgroups.saved_of(state)
+        cg = cgroups.make_plan(ctx, profile, cg_saved)
+        cg.report(say)
+        if plan.missing or cg.missing:
             missing_error(ctx, plan, say)
+            cg.missing_errors(ctx, say)
             say("error: nothing applied", err=True)
             record(ctx, "apply", profile.name, False, [], error="required knobs missing: " +
-                   ", ".join(s.knob.name for s in plan.missing), reload=reload)
+                   ", ".join([s.knob.name for s in plan.missing] +
+                             [s.header() for s in cg.missing]), reload=reload)
             return 2
-        ok, written, refused = write_all(ctx, plan.changes(), say)
+        # The cgroup entries first: a refused entry (EINVAL, ENOSPC) leaves
+        # every knob as it was; a refused knob puts the entries back.
+        ok, written, refused = cgroups.write(ctx, cg, say), [], []
+        if ok:
+            ok, written, refused = write_all(ctx, plan.changes(), say)
+            if not ok:
+                cgroups.undo(ctx, cg, say)
         if not ok:
             record(ctx, "apply", profile.name, False, [], refused,
                    error="a write failed, every knob written before it was restored",
@@ -532,17 +547,19 @@ def apply(ctx, profile, selection, owned, say, reload=False):
                          "absent_features": dict((f, [x.knob.name for x in v])
                                                  for f, v in plan.absent.items()),
                          "kernel_line": kernel_line(ctx)[1],
-                         "other_line": [x.knob.name for x in plan.other_line]})
+                         "other_line": [x.knob.name for x in plan.other_line],
+                         "cgroups": cgroups.saved_after(cg, cg_saved)})
         for c in plan.writes:
             if c in written:
                 say("set %s = %s (was %s)" % (c.knob.name, c.target, was(c)))
         for c in plan.restores:
             if c in written:
                 say("restored %s = %s (not in this profile)" % (c.knob.name, c.target))
-        say("applied profile %s: %d written, %d already set, %d restored, %d skipped%s" % (
+        cg.say_writes(say, "set", "restored")
+        say("applied profile %s: %d written, %d already set, %d restored, %d skipped%s%s" % (
             profile.name, len([c for c in written if c in plan.writes]), plan.unchanged,
             len([c for c in written if c in plan.restores]), plan.skipped(),
-            ", %d refused" % len(refused) if refused else ""))
+            ", %d refused" % len(refused) if refused else "", cg.summary()))
         record(ctx, "apply", profile.name, True, written, refused, reload=reload)
         return 0
 
@@ -550,7 +567,8 @@ def apply(ctx, profile, selection, owned, say, reload=False):
 def rollback(ctx, owned, say):
     with Lock(ctx):
         state = load_state(ctx)
-        if not state or not state["saved"]:
+        cg_saved = cgroups.saved_of(state)
+        if not state or not state["saved"] and not state.get("cgroups"):
             if state:
                 os.unlink(ctx.path(STATE))
             say("nothing to roll back")
@@ -570,7 +588,12 @@ def rollback(ctx, owned, say):
                 say("skip %s: gone from this kernel (%s)" % (k.name, ctx.show(k.path)))
             elif not holds(ctx, k, state["saved"][k.name]):
                 plan.append(change(ctx, k, state["saved"][k.name], "saved original", False))
-        ok, written, _ = write_all(ctx, plan, say)
+        cg = cgroups.rollback_plan(ctx, cg_saved, say)
+        ok = cgroups.write(ctx, cg, say)
+        if ok:
+            ok, written, _ = write_all(ctx, plan, say)
+            if not ok:
+                cgroups.undo(ctx, cg, say)
         if not ok:
             record(ctx, "rollback", state.get("profile"), False, [],
                    error="a write failed, every knob written before it was restored")
@@ -578,7 +601,9 @@ def rollback(ctx, owned, say):
         os.unlink(ctx.path(STATE))
         for c in plan:
             say("restored %s = %s (was %s)" % (c.knob.name, c.target, was(c)))
-        say("rolled back profile %s: %d knob(s) restored" % (state.get("profile"), len(plan)))
+        cg.say_writes(say, "restored", "restored")
+        say("rolled back profile %s: %d knob(s) restored%s" % (
+            state.get("profile"), len(plan), cg.summary("restored")))
         record(ctx, "rollback", state.get("profile"), True, plan)
         return 0
 
@@ -633,6 +658,8 @@ def counters(ctx):
     except OSError:
         return out
     for d in dirs:
+        if base + "/" + d == ctx.path(cgroups.POLICY):
+            continue        # numbers of entries, not events: cgroups.gauges
         try:
             files = sorted(os.listdir(os.path.join(base, d)))
         except OSError:

@@ -18,7 +18,7 @@ Exit statuses (most severe first when several apply):
 
 import re
 
-from . import engine, recommend, schema, tuned
+from . import cgroups, engine, recommend, schema, tuned
 from .profile import ConfigError, Loader
 from .recommend import Selection
 
@@ -92,6 +92,7 @@ class Report(object):
         self.state = None
         self.profile = None
         self.rows = []
+        self.cgroups = []           # cgroups.rows(): one per cgroup the profile names
         self.problems = []          # (exit status, message)
         self.module = None
         self.hooks = None
@@ -145,6 +146,16 @@ def evaluate(ctx):
     r.release, r.line = engine.kernel_line(ctx)
     r.rows = engine.knob_rows(ctx, r.profile, owned)
     r.module = engine.module_info(ctx)
+    r.cgroups = cgroups.rows(ctx, r.profile)
+    if r.cgroups:
+        r.features["mmtune.cgroup_policy"] = cgroups.present(ctx)
+    for row in r.cgroups:
+        if row["state"] in ("drift", "missing"):
+            r.problems.append((DRIFT, "%s: %s%s: wanted %s, live %s (%s)" % (
+                row["state"], row["section"] or "mmtune.cgroup_policy.enabled",
+                " " + row["cgroup"] if row["cgroup"] else "",
+                row["wanted"] or "a cgroup", row["live"] or "no such cgroup",
+                row["origin"] or "the profile's cgroup sections")))
     for row in r.rows:
         k = schema.BY_NAME[row["name"]]
         # A knob of another kernel line says nothing of this kernel's features.

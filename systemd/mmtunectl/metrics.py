@@ -12,7 +12,7 @@ import json
 import os
 import re
 
-from . import VERSION, engine, health
+from . import VERSION, cgroups, engine, health
 
 NAME_BAD = re.compile(r"[^a-zA-Z0-9_]")
 INTERNAL = 7
@@ -134,7 +134,40 @@ def render(ctx, report):
         f.add(_name("mmtune", d, n), "gauge",
               "State %s of mmtune.ko (/sys/kernel/mm/mmtune/%s/%s)." % (key, d, n), value)
     _sizes(f, engine.size_counters(ctx))
+    _cgroups(f, ctx, report)
     return f.text()
+
+
+def _cgroups(f, ctx, report):
+    """The per-cgroup policy table: its state, every entry's settings and
+    counters with a cgroup label (the cgroup2 path), and the drift of each
+    cgroup the profile names."""
+    for row in report.cgroups:
+        if row["cgroup"]:
+            f.add("mmtune_cgroup_policy_drift", "gauge",
+                  "1 when the entry of a cgroup the profile names differs from the profile.",
+                  row["state"] == "drift", [("cgroup", row["cgroup"])])
+    if not cgroups.present(ctx):
+        return
+    # Its one-number files (enabled, the number of entries and their bound)
+    # are states, gauges: never counters.
+    for name, v in cgroups.numbers(ctx):
+        f.add(_name("mmtune_cgroup_policy", name), "gauge",
+              "The per-cgroup policy table's %s (/sys/kernel/mm/mmtune/cgroup_policy/%s)."
+              % (name, name), v)
+    for path, keys in cgroups.read_entries(ctx).items():
+        for k, v in keys.items():
+            m = re.match(r"^(.*)_([0-9]+kB)$", k)
+            f.add("mmtune_cgroup_policy_setting", "gauge",
+                  "One key of a cgroup's entry (cgroup_policy/entries): key, size (empty for "
+                  "orders) and value as labels.", 1,
+                  [("cgroup", path), ("key", m.group(1) if m else k),
+                   ("size", m.group(2) if m else ""), ("value", v)])
+    for path, stats in cgroups.read_stats(ctx).items():
+        for counter, size, n in stats:
+            f.add(_name("mmtune_cgroup_policy", counter, "total"), "counter",
+                  "Per cgroup entry and size: %s (cgroup_policy/stats)." % counter, n,
+                  [("cgroup", path), ("size", size)])
 
 
 def size_metric(stat):

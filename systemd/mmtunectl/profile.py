@@ -15,7 +15,7 @@ import difflib
 import os
 import re
 
-from . import schema
+from . import cgroups, schema
 from .context import BadFile, read_file
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -52,6 +52,7 @@ class Profile(object):
         self.summary = ""
         self.files = []         # every file read, in order
         self.settings = {}      # knob name -> Setting
+        self.cgroups = {}       # [cgroup:TARGET] -> cgroups.Section, in file order
 
     def ordered(self):
         """Settings in schema order: the order apply writes them."""
@@ -320,6 +321,12 @@ class Loader(object):
                                         "%s:%d" % (shown, line))
                     prof.files.extend(parent.files)
                     prof.settings.update(parent.settings)
+                    for t, s in parent.cgroups.items():
+                        if t in prof.cgroups:
+                            prof.cgroups[t].keys.update(s.keys)
+                            prof.cgroups[t].optional = s.optional
+                        else:
+                            prof.cgroups[t] = s
         for shown, entries, is_main in parsed:
             prof.files.append(shown)
             self._settings(prof, shown, entries, errors)
@@ -343,6 +350,9 @@ class Loader(object):
                         here, key, _suggest(key, MAIN_KEYS)))
                 elif key == "summary":
                     prof.summary = value
+                continue
+            if section.startswith(cgroups.PREFIX):
+                cgroups.add_entry(prof, section, sec_opt, key, value, here, errors)
                 continue
             if section not in schema.SECTIONS:
                 why = size_error(section, schema.SECTIONS)

@@ -15,7 +15,9 @@ separated, with a header line:
 
   dir         feature directory under /sys/kernel/mm/mmtune ("." for the root)
   type        bool (0/1), u32, choice, counter (one number, read-only),
-              text (read-only, free form)
+              text (read-only, free form), table (lines, rw or ro, read
+              to EOF: cgroup_policy/entries, written by cgroups.py, never
+              a profile key)
   mode        rw or ro
   default     the value after the module is loaded (choice: the word)
   values      u32: "lo-hi", disjoint ranges joined by ",", e.g. "0,8-10000";
@@ -327,7 +329,7 @@ def _mm_knobs():
     out = []
     for d in MM_DIRS:
         # A table (cgroup_policy/entries) is set by its own profile sections.
-        rw = [f for f in MM_FILES if f.dir == d and f.mode == "rw" and f.type != "table"]
+        rw = [f for f in MM_FILES if f.dir == d and f.mode == "rw" and f.type in _KIND]
         rw.sort(key=lambda f: (f.file == "enabled", f.type == "choice"))
         for f in rw:
             # Choice files show every choice, the current one in brackets.

@@ -278,6 +278,8 @@ def kernel_write(self, rel, value):
     "a [b] c" selector files: the chosen word gets the brackets, an unknown
     word is refused with EINVAL and changes nothing."""
     path = self.path(rel)
+    if rel == CG_POLICY + "/entries":
+        return cgroup_policy_write(self.root, value)
     with open(path) as f:
         old = f.read().strip()
     if rel in DIRTY:
@@ -314,3 +316,94 @@ def failing_writer(fail_path, err=errno.EINVAL):
             raise OSError(err, os.strerror(err))
         real(self, rel, value)
     return write
+
+
+# --- cgroup_policy: the module's per-cgroup table (its sysfs ABI) -----------
+CG_POLICY = "sys/kernel/mm/mmtune/cgroup_policy"
+CG_ROOT = "sys/fs/cgroup"
+CG_SIZES = {"6.1": ["2048kB"],
+            "6.12": ["8kB", "16kB", "32kB", "64kB", "128kB", "256kB", "512kB", "1024kB",
+                     "2048kB"]}
+# kubelet's cgroup layout with the systemd driver, a pod and a container,
+# and a few system units.
+KUBE_TREE = ["kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-poda1.slice/"
+             "cri-containerd-c1.scope",
+             "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podb2.slice",
+             "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podc3.slice",
+             "kubepods.slice/kubepods-podd4.slice",
+             "system.slice/containerd.service", "system.slice/postgresql.service",
+             "user.slice/user-1000.slice/session-3.scope"]
+
+
+def cgroup_policy(root, line=LINE, tree=KUBE_TREE, max_entries=1024, entries=""):
+    """The module's cgroup_policy directory and a cgroup2 tree of dirs."""
+    for d in tree:
+        os.makedirs(os.path.join(root, CG_ROOT, d), exist_ok=True)
+    for name, text in (("enabled", "0"), ("max_entries", str(max_entries)),
+                       ("nr_entries", "0"), ("sizes", " ".join(CG_SIZES[line])),
+                       ("entries", ""), ("stats", "")):
+        write(root, CG_POLICY + "/" + name, text)
+    if entries:
+        cgroup_policy_write(root, entries)
+
+
+def _cg_table(root):
+    out = {}
+    for line in read(root, CG_POLICY + "/entries").splitlines():
+        parts = line.split()
+        out[parts[0]] = parts[1:]
+    return out
+
+
+def cgroup_policy_write(root, value):
+    """One write(2) to entries, with the ABI's semantics: replace or
+    create (<path> key=value...), remove (-<path>); EINVAL, ENOENT, ENOSPC
+    change nothing. Shorthands are expanded; entries read back sorted."""
+    sizes = read(root, CG_POLICY + "/sizes").split()
+    osizes = [s for s in sizes if s != "8kB"]
+    table = _cg_table(root)
+    words = value.strip("\n").split(" ")
+    bad = OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+    if not words or not words[0] or len(words[0]) > 4096:
+        raise bad
+    if words[0].startswith("-"):
+        if len(words) != 1 or words[0][1:] not in table:
+            raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
+        del table[words[0][1:]]
+    else:
+        path = words[0]
+        if not path.startswith("/") or not os.path.isdir(os.path.join(root, CG_ROOT) + path) \
+                or len(words) < 2:
+            raise bad
+        keys, seen = {}, set()
+        for w in words[1:]:
+            k, sep, v = w.partition("=")
+            if not sep or k in seen:
+                raise bad
+            seen.add(k)
+            m = re.match(r"^(thp_swap|zswap_large)(?:_([0-9]+kB))?$", k)
+            if k == "orders":
+                if v not in ("none", "all") and not all(s in osizes for s in v.split(",")):
+                    raise bad
+                if v != "all":
+                    keys["orders"] = v if v == "none" else ",".join(
+                        s for s in osizes if s in v.split(","))
+            elif m:
+                own = osizes if m.group(1) == "thp_swap" else sizes
+                vals = ("inherit", "whole", "split", "adaptive") if m.group(1) == "thp_swap" \
+                    else ("0", "1")
+                if v not in vals or m.group(2) and m.group(2) not in own:
+                    raise bad
+                for s in [m.group(2)] if m.group(2) else own:
+                    keys["%s_%s" % (m.group(1), s)] = v
+            else:
+                raise bad
+        if path not in table and len(table) >= int(read(root, CG_POLICY + "/max_entries")):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        order = ["orders"] + ["%s_%s" % (b, s) for b in ("thp_swap", "zswap_large")
+                              for s in sizes]
+        table[path] = ["%s=%s" % (k, keys[k]) for k in order
+                       if k in keys and keys[k] != "inherit"]
+    write(root, CG_POLICY + "/entries", "\n".join(
+        " ".join([p] + table[p]) for p in sorted(table)))
+    write(root, CG_POLICY + "/nr_entries", str(len(table)))

@@ -40,7 +40,8 @@ def test_install_layout(staged):
          "usr/lib/systemd/system/mmtune.service.d/50-hardening.conf",
          "usr/lib/mmtune/python/mmtunectl/knobs.tsv",
          "usr/lib/systemd/system/swap.d/50-mmtune.conf",
-         "usr/lib/udev/rules.d/60-mmtune.rules", "usr/share/doc/mmtune/mmtunectl.md"]
+         "usr/lib/udev/rules.d/60-mmtune.rules", "usr/share/doc/mmtune/mmtunectl.md",
+         "usr/lib/mmtune/dashboards/mmtune.json"]
         + ["usr/lib/mmtune/python/mmtunectl/" + f for f in py]
         + ["usr/lib/mmtune/profiles/" + f for f in profiles])
     assert os.listdir(os.path.join(staged, "etc/mmtune")) == []

@@ -64,8 +64,10 @@ def test_612_apply_sets_every_size_golden(root, run, line):
 
 
 def test_61_same_profile_applies_with_one_skip_line(root, run):
-    """6.1 has none of the per-size files: one line, exit 0, no drift."""
+    """6.1 has none of the per-size files: one line, exit 0, no drift (the
+    cgroup sections apply: 6.1's one size)."""
     fakeroot.add_all_features(root)
+    fakeroot.cgroup_policy(root, line="6.1")
     select(root, "container-host")
     before = fakeroot.snapshot(root)
     rc, out, err = run("apply", "container-host")

@@ -66,7 +66,7 @@ GOOD = open(fakeroot.TABLE).read()
     (GOOD.replace("\t6.1 6.12\n", "\t6.1 6.12\textra\n", 1),
      "knobs.tsv:17: 9 columns, expected 8"),
     (GOOD.replace("thp_swap\tthreshold\tu32", "thp_swap\tthreshold\tu33"),
-     "unknown type 'u33' (one of bool, u32, choice, counter, text)"),
+     "unknown type 'u33' (one of bool, u32, choice, counter, text, table)"),
     (None, "knobs.tsv not found next to "),
 ], ids=["columns", "type", "missing"])
 def test_a_broken_table_is_a_broken_installation(root, tmp_path, table, why):

@@ -74,7 +74,7 @@ def test_status_json_schema_is_stable(root, run):
     rc, out, err = run("status", "--json")
     doc = json.loads(out)
     assert sorted(doc) == sorted(
-        ["absent_features", "applied", "applied_profile", "counters", "errors", "exit_status",
+        ["absent_features", "applied", "applied_profile", "cgroup_stats", "cgroups", "counters", "errors", "exit_status",
          "health", "hook_kernels", "kernel", "kernel_hooks", "knobs", "last_apply", "module", "module_expected",
          "ok", "other_line_knobs", "problems", "profile", "recommended_profile",
          "recorded_profile", "schema_version", "selected_profile", "size_counters",
