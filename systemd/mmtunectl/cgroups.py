@@ -208,9 +208,15 @@ def read_stats(ctx):
 
 
 def numbers(ctx):
-    """[(file, int)] of the table's files that hold one number."""
+    """[(file, int)] of the table's files that hold one number and are
+    states (enabled, nr_entries, max_entries), not counters (those are
+    engine.counters')."""
     out = []
+    counters = set(f.file for f in schema.MM_FILES
+                   if f.dir == "cgroup_policy" and f.type == "counter")
     for n in ctx.listdir(POLICY):
+        if n in counters:
+            continue
         v = (ctx.read(POLICY + "/" + n) or "").strip()
         if v.isdigit():
             out.append((n, int(v)))

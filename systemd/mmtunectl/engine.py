@@ -658,8 +658,6 @@ def counters(ctx):
     except OSError:
         return out
     for d in dirs:
-        if base + "/" + d == ctx.path(cgroups.POLICY):
-            continue        # numbers of entries, not events: cgroups.gauges
         try:
             files = sorted(os.listdir(os.path.join(base, d)))
         except OSError:

@@ -125,6 +125,13 @@ def module_files():
                          text, re.S).group(1)
         for n in re.findall(r"&(\w+)_attr\.", body):
             out[d + "/" + n] = modes[n]
+        # Files that may be longer than a page: sysfs bin attributes.
+        bins = dict((n, "rw") for n in re.findall(r"\bBIN_ATTR\((\w+), 0644,", text))
+        bins.update((n, "ro") for n in re.findall(r"\bBIN_ATTR_RO\((\w+),", text))
+        body = re.search(r"static struct bin_attribute \*%s_bin_attrs\[\] = \{(.*?)\};" % d,
+                         text, re.S)
+        for n in re.findall(r"&bin_attr_(\w+)", body.group(1) if body else ""):
+            out[d + "/" + n] = bins[n]
         for n in re.findall(r"STAT\((\w+)\)", text):
             if n != "field":
                 out[d + "/" + n] = "ro"
@@ -251,9 +258,9 @@ def test_status_shows_pcp_counters(root, run):
     fakeroot.write(root, "sys/kernel/mm/mmtune/pcp_high/refill_calls", "41")
     rc, out, err = run("status")
     assert re.search(r"^  mmtune\.pcp_high\.refill_calls +41$", out, re.M), out
-    for d, names in schema.COUNTERS.items():
-        for n in names:
-            assert "  mmtune.%s.%s " % (d, n) in out
+    for r in schema.MM_FILES:
+        if r.type == "counter" and fakeroot.LINE in r.lines:
+            assert "  mmtune.%s.%s " % (r.dir, r.file) in out
 
 
 H = "\t".join(schema.COLUMNS) + "\n"
