@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Measured results: written by the command that measures, rendered into the docs.
+
+    results.py write NAME --command CMD [--kernel K] [--start-load L] [--note N] <TSV
+    results.py render [--check]
+
+A result file, results/NAME.tsv, is one table: "# FIELD: value" lines
+(command, date, commit, machine required; kernel, note optional), then a
+tab-separated header row and one row per line. "write" reads the table
+(header and rows) on stdin and adds the fields: the date (UTC), the
+commit (with "-dirty" when the tree has changes), the machine (CPUs and
+load average; START -> now with --start-load).
+
+"render" replaces each region
+    <!-- results:NAME -->
+    ...
+    <!-- /results:NAME -->
+of the repository's *.md files with results/NAME.tsv as a Markdown table
+and the line that says which command made it, where and when. --check
+writes nothing: it prints a diff and exits 1 when a region is not the
+rendering of its file, and exits 1 when a result file lacks a required
+field or a region names no result file.
+"""
+import argparse
+import datetime
+import difflib
+import os
+import re
+import subprocess
+import sys
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+REQUIRED = ("command", "date", "commit", "machine")
+REGION = re.compile(r"^<!-- results:(\S+) -->\n(.*?)^<!-- /results:\1 -->$", re.M | re.S)
+
+
+class ResultError(Exception):
+    pass
+
+
+def results_dir():
+    return os.path.join(REPO, "results")
+
+
+def read(path):
+    """(fields, header, rows) of a result file; ResultError names file:line."""
+    fields, table = {}, []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            m = re.match(r"# (\w+): (.*)$", line)
+            if m and not table:
+                fields[m.group(1)] = m.group(2).strip()
+            elif line.startswith("#") and not table:
+                raise ResultError(f"{path}:{n}: not a '# FIELD: value' line")
+            elif line:
+                table.append((n, line.split("\t")))
+    missing = [k for k in REQUIRED if not fields.get(k)]
+    if missing:
+        raise ResultError(f"{path}: no {', '.join(missing)} field")
+    if len(table) < 2:
+        raise ResultError(f"{path}: no table (a header row and at least one row)")
+    width = len(table[0][1])
+    for n, row in table:
+        if len(row) != width:
+            raise ResultError(f"{path}:{n}: {len(row)} columns, the header has {width}")
+    return fields, table[0][1], [row for _, row in table[1:]]
+
+
+def git(*args):
+    return subprocess.run(["git", "-C", REPO, *args], capture_output=True,
+                          text=True, check=False).stdout.strip()
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def write(name, command, table, kernel=None, start_load=None, note=None):
+    """results/NAME.tsv from TSV text (header and rows) and this host's fields."""
+    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        commit += "-dirty"
+    load = f"{start_load} -> {loadavg()}" if start_load else loadavg()
+    fields = {
+        "command": command,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%MZ"),
+        "commit": commit,
+        "machine": f"{os.uname().nodename}, {os.cpu_count()} CPUs, load average {load}",
+        "kernel": kernel, "note": note,
+    }
+    text = "".join(f"# {k}: {v}\n" for k, v in fields.items() if v)
+    text += "".join(line + "\n" for line in table.splitlines() if line.strip())
+    os.makedirs(results_dir(), exist_ok=True)
+    path = os.path.join(results_dir(), name + ".tsv")
+    tmp = path + ".new"
+    with open(tmp, "w") as f:
+        f.write(text)
+    try:
+        read(tmp)
+    except ResultError as e:
+        os.unlink(tmp)
+        raise ResultError(f"{name}: {e}") from None
+    os.replace(tmp, path)
+    return path
+
+
+def human_date(date):
+    """'2026-11-27 10:02Z' as '27 Nov 2026' (the docs carry no ISO dates)."""
+    d = datetime.date.fromisoformat(date[:10])
+    return f"{d.day} {d.strftime('%b %Y')}"
+
+
+def render(name):
+    """The Markdown of results/NAME.tsv, as a region holds it."""
+    fields, header, rows = read(os.path.join(results_dir(), name + ".tsv"))
+
+    def cells(row):
+        return "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |\n"
+
+    out = cells(header) + "|" + "---|" * len(header) + "\n"
+    out += "".join(cells(r) for r in rows)
+    out += (f"\nFrom `{fields['command']}` at commit {fields['commit']}, "
+            f"{human_date(fields['date'])}; {fields['machine']}")
+    if fields.get("kernel"):
+        out += f"; kernel: {fields['kernel']}"
+    out += "."
+    if fields.get("note"):
+        out += f" {fields['note']}"
+    return out + f" (`results/{name}.tsv`)\n"
+
+
+def docs():
+    files = git("ls-files", "*.md").splitlines()
+    return [os.path.join(REPO, f) for f in files if os.path.exists(os.path.join(REPO, f))]
+
+
+def render_all(check):
+    """Render every region; returns the exit status."""
+    status = 0
+    for name in sorted(os.listdir(results_dir())) if os.path.isdir(results_dir()) else []:
+        if name.endswith(".tsv"):
+            try:
+                read(os.path.join(results_dir(), name))
+            except ResultError as e:
+                print(f"render-results: {e}", file=sys.stderr)
+                status = 1
+    for path in docs():
+        with open(path) as f:
+            old = f.read()
+
+        def region(m):
+            nonlocal status
+            try:
+                return f"<!-- results:{m.group(1)} -->\n{render(m.group(1))}<!-- /results:{m.group(1)} -->"
+            except (OSError, ResultError) as e:
+                line = old.count("\n", 0, m.start()) + 1
+                print(f"render-results: {os.path.relpath(path, REPO)}:{line}: {e}", file=sys.stderr)
+                status = 1
+                return m.group(0)
+
+        new = REGION.sub(region, old)
+        if new == old:
+            continue
+        rel = os.path.relpath(path, REPO)
+        if check:
+            sys.stdout.writelines(difflib.unified_diff(
+                old.splitlines(True), new.splitlines(True), f"a/{rel}", f"b/{rel}"))
+            print(f"render-results: {rel} is not rendered from results/ (make results)", file=sys.stderr)
+            status = 1
+        else:
+            with open(path, "w") as f:
+                f.write(new)
+            print(f"render-results: {rel}")
+    return status
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("name")
+    w.add_argument("--command", required=True)
+    w.add_argument("--kernel")
+    w.add_argument("--start-load")
+    w.add_argument("--note")
+    r = sub.add_parser("render")
+    r.add_argument("--check", action="store_true")
+    a = p.parse_args(argv)
+    try:
+        if a.cmd == "write":
+            print(f"results: {os.path.relpath(write(a.name, a.command, sys.stdin.read(), a.kernel, a.start_load, a.note), REPO)}",
+                  file=sys.stderr)
+            return 0
+        return render_all(a.check)
+    except ResultError as e:
+        print(f"results: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
