@@ -59,13 +59,18 @@ def read(path):
     missing = [k for k in REQUIRED if not fields.get(k)]
     if missing:
         raise ResultError(f"{path}: no {', '.join(missing)} field")
+    check_table(table, path)
+    return fields, table[0][1], [row for _, row in table[1:]]
+
+
+def check_table(table, where):
+    """table: [(line number, cells)], a header row first."""
     if len(table) < 2:
-        raise ResultError(f"{path}: no table (a header row and at least one row)")
+        raise ResultError(f"{where}: no table (a header row and at least one row)")
     width = len(table[0][1])
     for n, row in table:
         if len(row) != width:
-            raise ResultError(f"{path}:{n}: {len(row)} columns, the header has {width}")
-    return fields, table[0][1], [row for _, row in table[1:]]
+            raise ResultError(f"{where}:{n}: {len(row)} columns, the header has {width}")
 
 
 def git(*args):
@@ -91,19 +96,14 @@ def write(name, command, table, kernel=None, start_load=None, note=None):
         "machine": f"{os.uname().nodename}, {os.cpu_count()} CPUs, load average {load}",
         "kernel": kernel, "note": note,
     }
-    text = "".join(f"# {k}: {v}\n" for k, v in fields.items() if v)
-    text += "".join(line + "\n" for line in table.splitlines() if line.strip())
+    lines = [(n, line) for n, line in enumerate(table.splitlines(), 1) if line.strip()]
+    check_table([(n, line.split("\t")) for n, line in lines], f"{name}: stdin")
     os.makedirs(results_dir(), exist_ok=True)
     path = os.path.join(results_dir(), name + ".tsv")
-    tmp = path + ".new"
-    with open(tmp, "w") as f:
-        f.write(text)
-    try:
-        read(tmp)
-    except ResultError as e:
-        os.unlink(tmp)
-        raise ResultError(f"{name}: {e}") from None
-    os.replace(tmp, path)
+    with open(path + ".new", "w") as f:
+        f.write("".join(f"# {k}: {v}\n" for k, v in fields.items() if v))
+        f.write("".join(line + "\n" for _, line in lines))
+    os.replace(path + ".new", path)
     return path
 
 
@@ -138,8 +138,9 @@ def docs():
 
 
 def render_all(check):
-    """Render every region; returns the exit status."""
-    status = 0
+    """Render every region; returns the exit status. Writes nothing if a
+    result file or a region is wrong."""
+    status, changed = 0, []
     for name in sorted(os.listdir(results_dir())) if os.path.isdir(results_dir()) else []:
         if name.endswith(".tsv"):
             try:
@@ -170,7 +171,9 @@ def render_all(check):
                 old.splitlines(True), new.splitlines(True), f"a/{rel}", f"b/{rel}"))
             print(f"render-results: {rel} is not rendered from results/ (make results)", file=sys.stderr)
             status = 1
-        else:
+        changed.append((path, rel, new))
+    if status == 0 and not check:
+        for path, rel, new in changed:
             with open(path, "w") as f:
                 f.write(new)
             print(f"render-results: {rel}")
