@@ -3,6 +3,7 @@
 """Measured results: written by the command that measures, rendered into the docs.
 
     results.py write NAME --command CMD [--kernel K] [--start-load L] [--note N] <TSV
+    results.py time NAME [--label L] -- CMD...
     results.py render [--check]
 
 A result file, results/NAME.tsv, is one table: "# FIELD: value" lines
@@ -11,6 +12,11 @@ tab-separated header row and one row per line. "write" reads the table
 (header and rows) on stdin and adds the fields: the date (UTC), the
 commit (with "-dirty" when the tree has changes), the machine (CPUs and
 load average; START -> now with --start-load).
+
+"time" runs CMD and, when it succeeds, puts its row in results/NAME.tsv, a
+table of timed commands: the command (or L), its wall-clock seconds, the
+load average at its start and end, its date and commit; a row of the same
+command is replaced, the others are kept. It exits with CMD's status.
 
 "render" replaces each region
     <!-- results:NAME -->
@@ -29,6 +35,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 REQUIRED = ("command", "date", "commit", "machine")
@@ -85,14 +92,11 @@ def loadavg():
 
 def write(name, command, table, kernel=None, start_load=None, note=None):
     """results/NAME.tsv from TSV text (header and rows) and this host's fields."""
-    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
-    if git("status", "--porcelain", "--untracked-files=no"):
-        commit += "-dirty"
     load = f"{start_load} -> {loadavg()}" if start_load else loadavg()
     fields = {
         "command": command,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%MZ"),
-        "commit": commit,
+        "commit": commit_id(),
         "machine": f"{os.uname().nodename}, {os.cpu_count()} CPUs, load average {load}",
         "kernel": kernel, "note": note,
     }
@@ -105,6 +109,31 @@ def write(name, command, table, kernel=None, start_load=None, note=None):
         f.write("".join(line + "\n" for _, line in lines))
     os.replace(path + ".new", path)
     return path
+
+
+def commit_id():
+    commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
+    return commit + "-dirty" if git("status", "--porcelain", "--untracked-files=no") else commit
+
+
+def time_command(name, label, cmd):
+    """Run cmd; on success its row in results/NAME.tsv. Returns its status."""
+    load0, t0 = loadavg(), time.monotonic()
+    status = subprocess.call(cmd)
+    if status != 0:
+        print(f"results: {name}.tsv: {label} not recorded, it exited {status}", file=sys.stderr)
+        return status
+    row = [label, str(round(time.monotonic() - t0)), f"{load0} -> {loadavg()}",
+           datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%MZ"), commit_id()]
+    header, rows = ["command", "seconds", "load average", "date", "commit"], []
+    path = os.path.join(results_dir(), name + ".tsv")
+    if os.path.exists(path):
+        _, header, rows = read(path)
+    rows = [r for r in rows if r[0] != label] + [row]
+    write(name, f"tests/bench/results.py time {name} -- COMMAND (a row per command)",
+          "\n".join("\t".join(r) for r in [header] + rows),
+          note="Each row: one command's latest successful run on this machine.")
+    return 0
 
 
 def human_date(date):
@@ -182,21 +211,27 @@ def render_all(check):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
+    sub = p.add_subparsers(dest="action", required=True)
     w = sub.add_parser("write")
     w.add_argument("name")
     w.add_argument("--command", required=True)
     w.add_argument("--kernel")
     w.add_argument("--start-load")
     w.add_argument("--note")
+    t = sub.add_parser("time")
+    t.add_argument("name")
+    t.add_argument("--label")
+    t.add_argument("cmd", nargs="+")
     r = sub.add_parser("render")
     r.add_argument("--check", action="store_true")
     a = p.parse_args(argv)
     try:
-        if a.cmd == "write":
+        if a.action == "write":
             print(f"results: {os.path.relpath(write(a.name, a.command, sys.stdin.read(), a.kernel, a.start_load, a.note), REPO)}",
                   file=sys.stderr)
             return 0
+        if a.action == "time":
+            return time_command(a.name, a.label or " ".join(a.cmd), a.cmd)
         return render_all(a.check)
     except ResultError as e:
         print(f"results: {e}", file=sys.stderr)

@@ -183,3 +183,22 @@ def test_check_times_from_the_suite_logs(repo, tmp_path):
     empty.mkdir()
     r = run(repo, "tests/bench/check-times.py", "--start", "0", "--start-load", "0 0 0", "--summary", "x", str(empty))
     assert r.returncode == 1 and "no '=== NAME: took Ns' line" in r.stderr
+
+
+def test_time_keeps_each_commands_latest_successful_run(repo):
+    def time_(*args):
+        return run(repo, "tests/bench/results.py", "time", "build-times", *args)
+
+    assert time_("--label", "make packages", "--", "sleep", "2").returncode == 0
+    assert time_("--", "sleep", "1").returncode == 0
+    assert time_("--label", "make packages", "--", "true").returncode == 0
+    r = time_("--label", "make packages", "--", "sh", "-c", "exit 3")
+    assert r.returncode == 3 and "make packages not recorded, it exited 3" in r.stderr
+    text = (repo / "results" / "build-times.tsv").read_text()
+    table = [line.split("\t") for line in text[text.index("command\t"):].splitlines()]
+    assert table[0] == ["command", "seconds", "load average", "date", "commit"]
+    assert [(r[0], r[1]) for r in table[1:]] == [("sleep 1", "1"), ("make packages", "0")]
+    assert re.fullmatch(r"[\d.]+ [\d.]+ [\d.]+ -> [\d.]+ [\d.]+ [\d.]+", table[2][2])
+    (repo / "doc.md").write_text("<!-- results:build-times -->\n<!-- /results:build-times -->\n")
+    assert run(repo, *RENDER).returncode == 0
+    assert "\n| make packages | 0 | " in (repo / "doc.md").read_text()
