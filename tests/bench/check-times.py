@@ -5,7 +5,8 @@
     check-times.py --start EPOCH --start-load "L1 L5 L15" --summary TEXT [LOGDIR]
 
 LOGDIR (build/test-logs) holds a log per suite, NAME.log, with its
-"=== NAME: took Ns" line. --start: when the suites started (date +%s);
+"=== NAME: took Ns" line; logs older than --start (a suite this run
+skipped) are not read. --start: when the suites started (date +%s);
 with MMTUNE_CHECK_T0 (date +%s when "make check" or scripts/dev.sh
 started) the time before that, building what was missing, is a row too.
 --summary: the "N passed, N failed, N skipped" of the run, the table's
@@ -25,10 +26,12 @@ from results import REPO, ResultError, write  # noqa: E402
 TOOK = re.compile(r"^=== (\S+): took (\d+)s$", re.M)
 
 
-def suite_times(logdir):
-    """[(suite, seconds)] from the logs, in the order the suites ended."""
+def suite_times(logdir, start):
+    """[(suite, seconds)] from the logs written since start, in the order
+    the suites ended."""
     times = []
-    for path in sorted(glob.glob(os.path.join(logdir, "*.log")), key=os.path.getmtime):
+    logs = [p for p in glob.glob(os.path.join(logdir, "*.log")) if os.path.getmtime(p) >= start]
+    for path in sorted(logs, key=os.path.getmtime):
         with open(path, errors="replace") as f:
             times += [(m.group(1), int(m.group(2))) for m in TOOK.finditer(f.read())]
     return times
@@ -49,7 +52,7 @@ def main():
     p.add_argument("--summary", required=True)
     p.add_argument("logdir", nargs="?", default=os.path.join(REPO, "build", "test-logs"))
     a = p.parse_args()
-    times = suite_times(a.logdir)
+    times = suite_times(a.logdir, a.start)
     if not times:
         print(f"check-times: no '=== NAME: took Ns' line in {a.logdir}/*.log", file=sys.stderr)
         return 1

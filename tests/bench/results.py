@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Measured results: written by the command that measures, rendered into the docs.
 
-    results.py write NAME --command CMD [--kernel K] [--start-load L] [--note N] <TSV
+    results.py write NAME --command CMD [--kernel K] [--start-load L] [--note N]
+        [--from-report REPORT] <TSV
     results.py time NAME [--label L] -- CMD...
     results.py render [--check]
 
@@ -11,7 +12,9 @@ A result file, results/NAME.tsv, is one table: "# FIELD: value" lines
 tab-separated header row and one row per line. "write" reads the table
 (header and rows) on stdin and adds the fields: the date (UTC), the
 commit (with "-dirty" when the tree has changes), the machine (CPUs and
-load average; START -> now with --start-load).
+load average; START -> now with --start-load). --from-report: the table
+is REPORT's lines that start with "result:" and a tab (a benchmark's
+report, tests/bench/lib-bench.sh's row()), not stdin.
 
 "time" runs CMD and, when it succeeds, puts its row in results/NAME.tsv, a
 table of timed commands: the command (or L), its wall-clock seconds, the
@@ -90,7 +93,7 @@ def loadavg():
         return " ".join(f.read().split()[:3])
 
 
-def write(name, command, table, kernel=None, start_load=None, note=None):
+def write(name, command, table, kernel=None, start_load=None, note=None, source="stdin"):
     """results/NAME.tsv from TSV text (header and rows) and this host's fields."""
     load = f"{start_load} -> {loadavg()}" if start_load else loadavg()
     fields = {
@@ -101,7 +104,7 @@ def write(name, command, table, kernel=None, start_load=None, note=None):
         "kernel": kernel, "note": note,
     }
     lines = [(n, line) for n, line in enumerate(table.splitlines(), 1) if line.strip()]
-    check_table([(n, line.split("\t")) for n, line in lines], f"{name}: stdin")
+    check_table([(n, line.split("\t")) for n, line in lines], f"{name}: {source}")
     os.makedirs(results_dir(), exist_ok=True)
     path = os.path.join(results_dir(), name + ".tsv")
     with open(path + ".new", "w") as f:
@@ -218,6 +221,7 @@ def main(argv=None):
     w.add_argument("--kernel")
     w.add_argument("--start-load")
     w.add_argument("--note")
+    w.add_argument("--from-report")
     t = sub.add_parser("time")
     t.add_argument("name")
     t.add_argument("--label")
@@ -227,8 +231,10 @@ def main(argv=None):
     a = p.parse_args(argv)
     try:
         if a.action == "write":
-            print(f"results: {os.path.relpath(write(a.name, a.command, sys.stdin.read(), a.kernel, a.start_load, a.note), REPO)}",
-                  file=sys.stderr)
+            table = sys.stdin.read() if not a.from_report else "".join(
+                line[len("result:\t"):] for line in open(a.from_report) if line.startswith("result:\t"))
+            path = write(a.name, a.command, table, a.kernel, a.start_load, a.note, a.from_report or "stdin")
+            print(f"results: {os.path.relpath(path, REPO)}", file=sys.stderr)
             return 0
         if a.action == "time":
             return time_command(a.name, a.label or " ".join(a.cmd), a.cmd)

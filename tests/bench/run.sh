@@ -79,12 +79,10 @@ MMTUNE_VM_TIMEOUT=${MMTUNE_VM_TIMEOUT:-$(header timeout | grep . || echo 3600)} 
 # The table of the rows the guest marked "result:" (lib-bench.sh, row())
 # in results/bench-NAME-6.1.tsv (-bpsN with MMTUNE_VM_DISK_BPS=N set), for
 # scripts/render-results.py.
-rows=$(sed -n 's/^result:\t//p' "$report")
 release=$(cat "${KDIR:-$repo/build/kernel}/include/config/kernel.release" 2>/dev/null || echo unknown)
-[ -z "$rows" ] || printf '%s\n' "$rows" |
-	python3 "$repo/tests/bench/results.py" write "bench-$name-6.1${MMTUNE_VM_DISK_BPS:+-bps$MMTUNE_VM_DISK_BPS}" \
-		--command "${MMTUNE_VM_DISK_BPS:+MMTUNE_VM_DISK_BPS=$MMTUNE_VM_DISK_BPS }tests/bench/run.sh $name" \
-		--start-load "$load0" --kernel "${kernel:-test} kernel $release"
+python3 "$repo/tests/bench/results.py" write "bench-$name-6.1${MMTUNE_VM_DISK_BPS:+-bps$MMTUNE_VM_DISK_BPS}" \
+	--command "${MMTUNE_VM_DISK_BPS:+MMTUNE_VM_DISK_BPS=$MMTUNE_VM_DISK_BPS }tests/bench/run.sh $name" \
+	--start-load "$load0" --kernel "${kernel:-test} kernel $release" --from-report "$report"
 
 # "# host-compressors: yes": the same compressor benchmark on the host, to
 # show how much slower the TCG guest's CPU is than this machine's, while a

@@ -99,13 +99,22 @@ def test_bad_input_is_refused_and_changes_nothing(repo):
     assert r.returncode == 1 and "doc.md:3:" in r.stderr and "nothing.tsv" in r.stderr
 
 
-def test_bench_row_prints_the_table_and_its_result_lines(repo):
+def test_bench_rows_go_from_the_report_to_the_result_file(repo, tmp_path):
     r = subprocess.run(["bash", "-c", '. tests/bench/lib-bench.sh; printf "a 1.5\\n" | '
-                        'awk "$BENCH_AWK"\'{ row("config\\tMB/s"); row($1 "\\t" $2) }\''],
+                        'awk "$BENCH_AWK"\'{ print "== results"; row("config\\tMB/s"); row($1 "\\t" $2) }\''],
                        cwd=repo, capture_output=True, text=True, check=True)
     lines = r.stdout.splitlines()
-    assert lines[0] == "result:\tconfig\tMB/s" and lines[2] == "result:\ta\t1.5"
-    assert lines[1].split() == ["config", "MB/s"] and lines[3].split() == ["a", "1.5"]
+    assert lines[1] == "result:\tconfig\tMB/s" and lines[3] == "result:\ta\t1.5"
+    assert lines[2].split() == ["config", "MB/s"] and lines[4].split() == ["a", "1.5"]
+    report = tmp_path / "report.txt"
+    report.write_text("boot\n" + r.stdout + "BENCH OK\n")
+    r = run(repo, "tests/bench/results.py", "write", "bench-a-6.1", "--command", "tests/bench/run.sh a",
+            "--from-report", str(report))
+    assert r.returncode == 0, r.stderr
+    assert (repo / "results" / "bench-a-6.1.tsv").read_text().endswith("\nconfig\tMB/s\na\t1.5\n")
+    report.write_text("boot, no table\n")
+    r = run(repo, "tests/bench/results.py", "write", "bench-b-6.1", "--command", "x", "--from-report", str(report))
+    assert r.returncode == 1 and f"bench-b-6.1: {report}: no table" in r.stderr
 
 
 def fake_icount(root, s, c, ops, phases, rounds):
@@ -166,6 +175,8 @@ def test_check_times_from_the_suite_logs(repo, tmp_path):
         (logs / f"{name}.log").write_text(text)
         os.utime(logs / f"{name}.log", (now + i, now + i))
     (logs / "static.log").write_text("ok 1 no timing here\n")
+    (logs / "old.log").write_text("=== old: took 9s\n")
+    os.utime(logs / "old.log", (now - 3600, now - 3600))
     start = int(now) - 700
     r = run(repo, "tests/bench/check-times.py", "--start", str(start), "--start-load", "4.00 3.00 2.00",
             "--summary", "800 passed, 0 failed, 3 skipped", str(logs),
