@@ -115,8 +115,11 @@ def write(name, command, table, kernel=None, start_load=None, note=None, source=
 
 
 def commit_id():
+    """HEAD, "-dirty" when a tracked file outside results/ and the docs
+    changed (a measurement does not depend on those)."""
     commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
-    return commit + "-dirty" if git("status", "--porcelain", "--untracked-files=no") else commit
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results", ":!*.md")
+    return commit + "-dirty" if dirty else commit
 
 
 def time_command(name, label, cmd):

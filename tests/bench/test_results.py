@@ -76,8 +76,13 @@ def test_write_adds_the_fields_and_render_puts_the_table_in_the_region(repo):
     assert "; kernel: test kernel 6.1.0. (`results/t.tsv`)\n<!-- /results:t -->\n\nAfter.\n" in doc
     assert "stale" not in doc and doc.startswith("# Doc\n\nBefore.\n")
     assert run(repo, *RENDER, "--check").returncode == 0
-    # A new measurement makes the rendered region stale again.
+    # A new measurement makes the rendered region stale again; changed
+    # results and docs do not make the tree dirty, changed code does.
     assert write_t(repo, "config\tMB/s\nstock\t230.0\n").returncode == 0
+    assert f"# commit: {git_head}\n" in (repo / "results" / "t.tsv").read_text()
+    (repo / "tests" / "bench" / "lib-bench.sh").write_text("changed\n")
+    write_t(repo, "config\tMB/s\nstock\t230.0\n")
+    assert f"# commit: {git_head}-dirty\n" in (repo / "results" / "t.tsv").read_text()
     r = run(repo, *RENDER, "--check")
     assert r.returncode == 1 and "-| stock | 229.2 |" in r.stdout and "+| stock | 230.0 |" in r.stdout
 
