@@ -88,7 +88,8 @@ for f in "${features[@]}"; do
 	[[ " hooks ${groups[*]} " == *" $f "* ]] ||
 		{ echo "icount-features: no feature $f (hooks ${groups[*]})" >&2; exit 2; }
 done
-[ ${#features[@]} -gt 0 ] || features=(hooks "${groups[@]}")
+all_features=0
+[ ${#features[@]} -gt 0 ] || { features=(hooks "${groups[@]}"); all_features=1; }
 
 log() { echo "icount-features: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -256,7 +257,7 @@ job() {
 	log "$s $c done"
 }
 
-start=$(date +%s)
+start=$(date +%s) load0=$(cut -d' ' -f1-3 /proc/loadavg)
 log "${#jobs[@]} configurations x $runs boots, two at a time"
 # The module's symbols first (one kallsyms boot, shared by off and on).
 first=()
@@ -276,9 +277,27 @@ log "all configurations in $(( $(date +%s) - start ))s"
 
 dirs=()
 for j in "${jobs[@]}"; do dirs+=("$out/${j/ /-}"); done
+command="tests/bench/icount-features.sh$([ "$line" = 6.1 ] || echo " --line $line")${peer:+ --peer $peer} --runs $runs --rounds $rounds --configs $configs$([ $keep -eq 0 ] || echo ' --keep') ${features[*]}"
+# kernel.release names the tree; bench-unpatched and bench-prod are its config
+release() { cat "$1/include/config/kernel.release" 2>/dev/null || basename "$(dirname "$1")"; }
+kernels="bench-unpatched $(release "$unpatched"), bench-prod $(release "$prod")${upstream:+, upstream $(release "$upstream")}"
+rm -rf "$out/tables"
 {
-	echo "command: tests/bench/icount-features.sh$([ "$line" = 6.1 ] || echo " --line $line")${peer:+ --peer $peer} --runs $runs --rounds $rounds --configs $configs$([ $keep -eq 0 ] || echo ' --keep') ${features[*]}"
+	echo "command: $command"
 	for j in "${jobs[@]}"; do echo "${j/ /-}: run $(date -r "$out/${j/ /-}/inputs" -u +%FT%TZ), inputs $(cat "$out/${j/ /-}/inputs")"; done
-	echo "kernels: $(basename "$(dirname "$unpatched")") bench-unpatched, $(basename "$(dirname "$prod")") bench-prod${upstream:+, $(basename "$(dirname "$upstream")") upstream}"
-	python3 "$here/icount/features.py" "${dirs[@]}"
+	echo "kernels: $kernels"
+	python3 "$here/icount/features.py" --tables "$out/tables" "${dirs[@]}"
 } | tee "$out/report.txt"
+# Every feature measured: the tables are the line's results
+# (results/icount-LINE.tsv, results/icount-goals-LINE.tsv; rendered into
+# the docs by scripts/render-results.py). A subset would replace them
+# with part of a table: rerun without FEATURE (with --keep, only what
+# changed runs).
+if [ $all_features -eq 1 ] && [ "$configs" = unpatched,unloaded,off,on${peer:+,upstream} ]; then
+	for t in ops goals; do
+		python3 "$here/results.py" write "icount$([ $t = ops ] || echo -goals)-$line" --command "$command" \
+			--kernel "$kernels" --start-load "$load0" <"$out/tables/$t.tsv"
+	done
+else
+	log "results/icount-$line.tsv not written: not every feature and configuration measured"
+fi

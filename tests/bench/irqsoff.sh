@@ -274,14 +274,14 @@ awk "$BENCH_AWK"'
 { key = $1 " " $2; lat[key] = lat[key] " " $4; us[key] = us[key] " " $5; if ($4 + 0 >= top[key] + 0) { top[key] = $4; at[key] = $3 } }
 END {
 	nt = split("'"$cases"'", tr, " "); nc = split("'"$configs"'", cf, " ")
-	printf "%-15s %-13s %8s %8s %12s %10s %13s\n", "case", "config", "max us", "median", "range", "munmap ms", "max vs stock"
+	row("case\tconfig\tmax us\tmedian us\trange us\tmunmap ms\tmax vs stock")
 	for (i = 1; i <= nt; i++) for (j = 1; j <= nc; j++) {
 		k = tr[i] " " cf[j]
 		if (!(k in lat)) continue
 		n = split(lat[k], a, " "); mx = 0; for (x = 1; x <= n; x++) if (a[x] + 0 > mx) mx = a[x] + 0
 		s = tr[i] " stock"; split(lat[s], b, " "); smx = 0; for (x in b) if (b[x] + 0 > smx) smx = b[x] + 0
-		printf "%-15s %-13s %8d %8d %12s %10.1f %13s\n", tr[i], cf[j], mx, median(lat[k]), range(lat[k]),
-			median(us[k]) / 1000, (s in lat && smx > 0) ? sprintf("%.2fx", mx / smx) : "-"
+		row(sprintf("%s\t%s\t%d\t%d\t%s\t%.1f\t%s", tr[i], cf[j], mx, median(lat[k]), range(lat[k]),
+			median(us[k]) / 1000, (s in lat && smx > 0) ? sprintf("%.2fx", mx / smx) : "-"))
 		max[k] = mx
 	}
 	printf "(munmap ms: median time of the whole munmap(), guest time; -pcpmin: vm.percpu_pagelist_high_fraction='$PCPMIN_FRACTION')\n\n"

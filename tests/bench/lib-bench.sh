@@ -52,8 +52,17 @@ bench_value() { echo "$2" | sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 bench_mbps() { "$@" 2>&1 | tr '\r' '\n' | grep 'MB/s' | tail -n 1 | sed -n 's/.*), *\([0-9.]*\) MB\/s.*/\1/p'; }
 
 # Awk functions for the reports: awk "$BENCH_AWK"'...program...'.
-# median and range of a space-separated list of numbers.
+# median and range of a space-separated list of numbers; row(CELLS): one
+# row of the benchmark's result table, its cells tab-separated (the header
+# row first), printed aligned and as a "result:" line, which run.sh writes
+# to results/bench-NAME-LINE.tsv.
 BENCH_AWK='
+function row(cells,   a, n, i, line) {
+	print "result:\t" cells
+	n = split(cells, a, "\t")
+	for (i = 1; i <= n; i++) line = line sprintf(i == 1 ? "%-15s" : " %13s", a[i])
+	print line
+}
 function median(list,   a, n, i, j, t) {
 	n = split(list, a, " ")
 	for (i = 1; i <= n; i++) a[i] += 0	# numbers, not strings, from here on

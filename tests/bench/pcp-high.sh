@@ -83,14 +83,14 @@ awk -v peak="$peak" -v idle="$idle_pages" -v decay="$decay_s" "$BENCH_AWK"'
 	rate[k] = rate[k] " " $4; al[k] += $5; rf[k] += $6; dr[k] += $7
 }
 END {
-	printf "%-8s %-9s %10s %9s %18s %17s\n", "workload", "config", "rate", "vs stock", "refills/1000alloc", "drains/1000alloc"
+	row("workload\tconfig\tops/s\tvs stock\trefills/1000 allocs\tdrains/1000 allocs")
 	split("fault fork", ws, " "); split("stock observe tuned", cs, " ")
 	for (i = 1; i <= 2; i++) for (j = 1; j <= 3; j++) {
 		k = cs[j]; w = ws[i]; m[w, k] = median(rate[w " " k])
 		rpk[w, k] = al[w " " k] ? 1000 * rf[w " " k] / al[w " " k] : 0
 		dpk[w, k] = al[w " " k] ? 1000 * dr[w " " k] / al[w " " k] : 0
-		printf "%-8s %-9s %10.2f %8.3fx %18s %17s\n", w, k, m[w, k], m[w, "stock"] ? m[w, k] / m[w, "stock"] : 0,
-			(k == "stock" ? "-" : sprintf("%.3f", rpk[w, k])), (k == "stock" ? "-" : sprintf("%.3f", dpk[w, k]))
+		row(sprintf("%s\t%s\t%.2f\t%.3fx\t%s\t%s", w, k, m[w, k], m[w, "stock"] ? m[w, k] / m[w, "stock"] : 0,
+			(k == "stock" ? "-" : sprintf("%.3f", rpk[w, k])), (k == "stock" ? "-" : sprintf("%.3f", dpk[w, k]))))
 	}
 	printf "(refills and drains are counted by the hooks: none with the hooks off; observe counts the stock decisions)\n"
 	for (i = 1; i <= 2; i++) {

@@ -70,11 +70,19 @@ else
 	make -s -C "$repo" modules
 fi
 report=$repo/build/bench/$name.txt
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 MMTUNE_VM_DISK_BPS=${MMTUNE_VM_DISK_BPS:-$(header disk-bps)} \
 MMTUNE_VM_SMP=${MMTUNE_VM_SMP:-$(header smp)} \
 MMTUNE_VM_ICOUNT=${MMTUNE_VM_ICOUNT:-$(header icount)} \
 MMTUNE_VM_TIMEOUT=${MMTUNE_VM_TIMEOUT:-$(header timeout | grep . || echo 3600)} \
 	"$repo/tests/vm/run.sh" --bench "$name" | tee "$report"
+# The table of the rows the guest marked "result:" (lib-bench.sh, row())
+# in results/bench-NAME-6.1.tsv (-bpsN with MMTUNE_VM_DISK_BPS=N set), for
+# scripts/render-results.py.
+release=$(cat "${KDIR:-$repo/build/kernel}/include/config/kernel.release" 2>/dev/null || echo unknown)
+python3 "$repo/tests/bench/results.py" write "bench-$name-6.1${MMTUNE_VM_DISK_BPS:+-bps$MMTUNE_VM_DISK_BPS}" \
+	--command "${MMTUNE_VM_DISK_BPS:+MMTUNE_VM_DISK_BPS=$MMTUNE_VM_DISK_BPS }tests/bench/run.sh $name" \
+	--start-load "$load0" --kernel "${kernel:-test} kernel $release" --from-report "$report"
 
 # "# host-compressors: yes": the same compressor benchmark on the host, to
 # show how much slower the TCG guest's CPU is than this machine's, while a

@@ -72,15 +72,15 @@ awk "$BENCH_AWK"'
 END {
 	split("stock mmtune-64 mmtune-256 mmtune-512", order, " ")
 	for (i = 1; i <= 4; i++) { c = order[i]; m[c] = median(mb[c]) + 0; s[c] = median(sys[c]) + 0 }
-	printf "%-11s %8s %7s %9s %9s %8s %15s %15s\n", "config", "MB/s", "sys s", "vs stock", "pswpout", "hit %", "trips/slot in", "trips/slot out"
+	row("config\tMB/s\tsys s\tvs stock\tpswpout\thit rate\tround trips per slot in\tout")
 	for (i = 1; i <= 4; i++) {
 		c = order[i]
 		if (c == "stock") {
-			printf "%-11s %8.1f %7.2f %8.2fx %9d %8s %15s %15s\n", c, m[c], s[c], 1, pswp[c] / n[c], "-", ">= 1/64", ">= 1/64"
+			row(sprintf("%s\t%.1f\t%.2f\t1.00x\t%d\t-\t>= 1/64\t>= 1/64", c, m[c], s[c], pswp[c] / n[c]))
 			continue
 		}
-		printf "%-11s %8.1f %7.2f %8.2fx %9d %8.2f %15s %15s\n", c, m[c], s[c], m[c] / m["stock"], pswp[c] / n[c],
-			100 * hit[c] / alloc[c], "1/" int(rslots[c] / refill[c] + 0.5), "1/" int(fslots[c] / flush[c] + 0.5)
+		row(sprintf("%s\t%.1f\t%.2f\t%.2fx\t%d\t%.2f%%\t1/%d\t1/%d", c, m[c], s[c], m[c] / m["stock"], pswp[c] / n[c],
+			100 * hit[c] / alloc[c], int(rslots[c] / refill[c] + 0.5), int(fslots[c] / flush[c] + 0.5)))
 		per[c] = rslots[c] / refill[c]; perf[c] = fslots[c] / flush[c]
 	}
 	printf "(trips/slot in: get_swap_pages_batch calls per slot allocated; out: batch returns per slot freed; each trip takes swap_avail_lock and/or the device lock once)\n"

@@ -69,18 +69,18 @@ awk "$BENCH_AWK"'
 	pswp[k] += $7; thp[k] += $8; nthp[k] += $9; n[k]++
 }
 END {
-	printf "%-5s %-6s %-9s %8s %8s %9s %10s %9s %10s\n", "swap", "case", "policy", "time s", "pageout", "pswpout", "thp_swpout", "THPs", "ratio"
+	row("swap\tcase\tpolicy\ttime s\tpageout s\tpswpout\tthp_swpout\tTHPs\tratio (time / pageout)")
 	split("zram disk", devs, " "); split("best worst", cases, " "); split("whole adaptive", pols, " ")
 	for (d = 1; d <= 2; d++) for (c = 1; c <= 2; c++) {
 		w = devs[d] " " cases[c] " whole"; a = devs[d] " " cases[c] " adaptive"
 		for (p = 1; p <= 2; p++) {
 			k = devs[d] " " cases[c] " " pols[p]
 			t = median(tot[k]); o = median(po[k])
-			ratio = ""
+			ratio = "-"
 			if (pols[p] == "adaptive")
 				ratio = sprintf("%.3fx / %.3fx", t / median(tot[w]), o / median(po[w]))
-			printf "%-5s %-6s %-9s %8.3f %8.3f %9d %10d %9d %s\n", devs[d], cases[c], pols[p], t, o,
-				pswp[k] / n[k], thp[k] / n[k], nthp[k] / n[k], ratio
+			row(sprintf("%s\t%s\t%s\t%.3f\t%.3f\t%d\t%d\t%d\t%s", devs[d], cases[c], pols[p], t, o,
+				pswp[k] / n[k], thp[k] / n[k], nthp[k] / n[k], ratio))
 		}
 		r[devs[d] " " cases[c]] = median(tot[a]) / median(tot[w])
 		rp[devs[d] " " cases[c]] = median(po[a]) / median(po[w])

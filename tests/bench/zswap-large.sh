@@ -82,11 +82,11 @@ awk -v lz4="$lz4_mbps" -v zstd="$zstd_mbps" -v stored="$stored" -v fallbacks="$f
 END {
 	split("stock split-4k mmtune", order, " ")
 	for (i = 1; i <= 3; i++) { c = order[i]; m[c] = median(mb[c]) + 0; s[c] = median(sys[c]) + 0 }
-	printf "%-9s %9s %7s %9s %9s %10s %10s %10s %9s\n", "config", "MB/s", "sys s", "vs stock", "vs split", "pswpout", "zswpout", "thp_swpout", "fallback"
+	row("config\tMB/s\tsys s\tvs stock\tvs split-4k\tpswpout\tzswpout\tthp_swpout\tfallback")
 	for (i = 1; i <= 3; i++) {
 		c = order[i]
-		printf "%-9s %9.1f %7.2f %8.2fx %8.2fx %10d %10d %10d %9d\n", c, m[c], s[c], m[c] / m["stock"], m[c] / m["split-4k"],
-			pswp[c] / n[c], zswp[c] / n[c], thp[c] / n[c], fb[c] / n[c]
+		row(sprintf("%s\t%.1f\t%.2f\t%.2fx\t%.2fx\t%d\t%d\t%d\t%d", c, m[c], s[c], m[c] / m["stock"], m[c] / m["split-4k"],
+			pswp[c] / n[c], zswp[c] / n[c], thp[c] / n[c], fb[c] / n[c]))
 	}
 	printf "(vmstat columns: mean per round; fallback = thp_swpout_fallback, THPs split for swap)\n"
 	printf "mmtune zswap/thp_stored %d, zswap/fallback_disk %d over all mmtune rounds\n", stored, fallbacks

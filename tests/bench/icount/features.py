@@ -2,10 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """The tables of tests/bench/icount-features.sh.
 
-    features.py DIR...    DIR: build/icount/features/SET-CONFIG, run.sh's
+    features.py [--tables OUT] DIR...
+                          DIR: build/icount/features/SET-CONFIG, run.sh's
                           report directories; CONFIG one of unpatched,
                           unloaded, off, on, upstream (another kernel line
                           without the series: the peer, --peer)
+
+--tables OUT: also write OUT/ops.tsv (per operation, kernel instructions
+per op of each configuration and their changes) and OUT/goals.tsv (each
+goal, its figure, met or not met), tab-separated with a header row, for
+tests/bench/results.py.
 
 Per set and phase, one row per configuration: mean kernel instructions per
 op over every round of every boot, the change against unpatched (and, for
@@ -107,6 +113,45 @@ def diff_funcs(a, b, n=4):
     return ", ".join(f"{f} {v:+.1f}" for f, v in top if abs(v) >= 0.05)
 
 
+def vs_unpatched(row, c):
+    """(change in %, as shown) of configuration c against unpatched: the
+    compressor's count moves between kernel builds although its code is
+    the same and no hook is on its path (LZ4 +-254 per 4K page, unloaded
+    vs unpatched), so where the set compresses, without LZ4_*."""
+    base = row["unpatched"]
+    v = (row[c].kernel() / base.kernel() - 1) * 100
+    if not any(f.startswith("LZ4_") for f in base.funcs()):
+        return v, f"{v:+.3f}%"
+    v2 = (no_lz4(row[c]) / no_lz4(base) - 1) * 100
+    return v2, f"{v2:+.3f}% without LZ4_*, {v:+.3f}% with"
+
+
+def ops_row(s, name, row, configs):
+    """The cells of OUT/ops.tsv for one operation."""
+    cells = [f"{s} / {name}"] + [f"{row[c].kernel():.1f}" if c in row else "-" for c in configs]
+    for c in ("unloaded", "off"):
+        cells.append(vs_unpatched(row, c)[1] if "unpatched" in row and c in row else "-")
+    cells.append(f"{(row['on'].kernel() / row['off'].kernel() - 1) * 100:+.2f}%"
+                 if "on" in row and "off" in row else "-")
+    if "upstream" in configs:
+        mc = "on" if "on" in row else "off"
+        cells.append(f"{(row[mc].kernel() / row['upstream'].kernel() - 1) * 100:+.2f}% ({mc})"
+                     if mc in row and "upstream" in row else "-")
+    return cells
+
+
+def write_tables(out, configs, ops, goals):
+    """OUT/ops.tsv and OUT/goals.tsv."""
+    os.makedirs(out, exist_ok=True)
+    head = (["set / op"] + list(configs) + ["unloaded vs unpatched", "off vs unpatched", "on vs off"]
+            + (["mmtune vs upstream"] if "upstream" in configs else []))
+    for fname, rows in (("ops.tsv", [head] + ops),
+                        ("goals.tsv", [["goal", "measured", "met"]]
+                         + [[w, v, "met" if ok else "not met"] for w, v, ok in goals])):
+        with open(os.path.join(out, fname), "w") as f:
+            f.writelines("\t".join(r) + "\n" for r in rows)
+
+
 def peer(s, name, row):
     """mmtune against the upstream kernel's own implementation."""
     mc = "on" if "on" in row else "off" if "off" in row else "unloaded"
@@ -135,12 +180,15 @@ def peer(s, name, row):
 
 def main():
     data, label = {}, {}
-    for d in sys.argv[1:]:
+    args = sys.argv[1:]
+    tables = args[1] if args[:1] == ["--tables"] else None
+    for d in args[2:] if tables else args:
         s, c = os.path.basename(d.rstrip("/")).split("-", 1)
         data.setdefault(s, {})[c] = load(d)
         if c == "on":
             label[s] = on_knobs(d)
-    goals = []
+    goals, ops = [], []
+    configs = [c for c in CONFIGS if any(c in cols for cols in data.values())]
     for s in SETS:
         if s not in data:
             continue
@@ -175,13 +223,11 @@ def main():
                     print(f"  {a} -> {b}: {diff_funcs(row[a], row[b])}")
             if "upstream" in row:
                 peer(s, name, row)
+            ops.append(ops_row(s, name, row, configs))
             if base and s != "cross":
-                # The compressor's count moves between kernel builds
-                # although its code is the same and no hook is on its path
-                # (LZ4 +-254 per 4K page, unloaded vs unpatched): the
-                # hooks' goals are judged without LZ4_*, both are printed.
-                ex = any(f.startswith("LZ4_") for f in row["unpatched"].funcs())
-                if ex:
+                # The hooks' goals are judged without LZ4_* (vs_unpatched);
+                # both are printed.
+                if any(f.startswith("LZ4_") for f in row["unpatched"].funcs()):
                     b2 = no_lz4(row["unpatched"])
                     print("  without LZ4_*: " + ", ".join(
                         f"{c} {no_lz4(col):.1f}"
@@ -190,12 +236,7 @@ def main():
                 for c, lim in (("unloaded", 0.1), ("off", 0.3)):
                     if c not in row:
                         continue
-                    v = (row[c].kernel() / base - 1) * 100
-                    shown = f"{v:+.3f}%"
-                    if ex:
-                        v2 = (no_lz4(row[c]) / b2 - 1) * 100
-                        shown = f"{v2:+.3f}% without LZ4_*, {shown} with"
-                        v = v2
+                    v, shown = vs_unpatched(row, c)
                     goals.append((f"hooks {c} vs unpatched, {s}/{name}",
                                   f"{shown} (goal <= +{lim}%)", v <= lim))
             if "on" in row and "off" in row:
@@ -284,6 +325,8 @@ def main():
         print("\n== goals (issue 15, point 4)")
         for what, val, ok in goals:
             print(f"  {'met    ' if ok else 'NOT MET'}  {what}: {val}")
+    if tables:
+        write_tables(tables, configs, ops, goals)
     return 0
 
 
