@@ -74,6 +74,13 @@ done
 echo "$shrinker" >$ZSWAP_PARAMS/shrinker_enabled
 info "writeback: $tries memory.reclaim writes, zswpwb +$(( $(vmstat zswpwb) - wb0 ))"
 assert_ge $(( $(vmstat zswpwb) - wb0 )) 1024 "writeback: vmstat zswpwb delta (the two oldest folios whole)"
+# What writeback read into the swap cache goes to the disk and out of
+# memory, so that the read-back swaps it in from there.
+i=0
+while [ $i -lt 20 ] && [ "$(awk '$1 == "swapcached" { print $2 }' "$cg/memory.stat")" -gt 0 ]; do
+	echo 16M >"$cg/memory.reclaim" 2>/dev/null
+	i=$((i + 1))
+done
 touch /tmp/hold/go
 wait $pid
 rc=$?
