@@ -47,7 +47,7 @@
 /* 6.1: the series extends frontswap, zswap's front end. */
 #include <linux/frontswap.h>
 #define mmtune_zswap_store_subpage(folio, index, raw_ok)	\
-	frontswap_store_subpage(folio, index)
+	((void)(raw_ok), frontswap_store_subpage(folio, index))
 #define mmtune_zswap_invalidate_folio(folio)	\
 	frontswap_invalidate_folio(folio)
 /* The limits are checked when the first subpage is stored. */
