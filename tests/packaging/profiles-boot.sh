@@ -75,7 +75,7 @@ image() {
 	note "$1: $(in_root "$r" dpkg-query -W -f '${Package} ${Version}' "linux-image-${k#vmlinuz-}") on Debian $(cat "$r/etc/debian_version")"
 	install_e2e_guest "$r" profiles-check.sh "$suite" "$(packaging/version.sh)"
 	cp "$r/boot/$k" "$w/$1/vmlinuz"; cp "$r/boot/initrd.img-${k#vmlinuz-}" "$w/$1/initrd.img"
-	mkfs.ext4 -q -F -L root -d "$r" "$w/$1/root.img" "$(( $(du -sm "$r" | cut -f1) + 512 ))M" || return 1
+	mkfs.ext4 -q -F -L root -d "$r" "$w/$1/root.img" "$(( $(du -sm "$r" | cut -f1) + 512 ))M" >&2 || return 1
 	rm -rf "$r"
 }
 
