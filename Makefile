@@ -66,6 +66,9 @@
 #                          booted through GRUB: Debian's higher cloud kernel
 #                          without it, ours with it (a built 6.12 cloud set:
 #                          KERNEL_PKGS=SET, default the newest; builds none)
+#   make check-packaging-kernels  every shipped profile applied, verified and
+#                          rolled back on Debian 12 and 13 cloud kernels and
+#                          trixie-backports' newest, booted (about 20 min)
 #   make repo              a signed apt repository (dists/bookworm) and rpm
 #                          repository (createrepo_c) in build/repo from the
 #                          built packages, with MMTUNE_REPO_KEY=<gpg key>
@@ -254,6 +257,12 @@ check-packaging-cloud-6.12:
 check-packaging-grub:
 	tests/packaging/grub-pin.sh $(if $(filter command line,$(origin KERNEL_PKGS)),$(KERNEL_PKGS))
 
+# Every shipped profile on Debian's own kernels (no mmtune hooks): the
+# stock kernels of Debian 12 and 13 and the newest from trixie-backports.
+check-packaging-kernels:
+	packaging/build.sh deb
+	tests/packaging/profiles-boot.sh
+
 # The kernel sets it takes are the ones built last (build/packaging/kernel-pkgs):
 # make kernel-packages or kernel-packages-cloud first.
 repo: packages
@@ -265,4 +274,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 
-.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-suites check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub repo
+.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-suites check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub check-packaging-kernels repo

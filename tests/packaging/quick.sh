@@ -107,8 +107,9 @@ shellcheck_all() {
 		packaging/debian/*.prerm packaging/debian/*.postrm &&
 	shellcheck packaging/build.sh tests/packaging/hook-unit.sh tests/packaging/source.sh \
 		tests/packaging/dkms-states.sh tests/packaging/stock-boot.sh tests/packaging/guest/stock-boot-check.sh \
+		tests/packaging/guest/profiles-check.sh \
 		packaging/repo/*.sh tests/packaging/keyscan.sh &&
-	shellcheck -x tests/packaging/suites.sh
+	shellcheck -x tests/packaging/suites.sh tests/packaging/profiles-boot.sh
 }
 
 deb_files() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' | grep -v '^$'; }
