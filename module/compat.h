@@ -34,6 +34,11 @@
  */
 #define MMTUNE_ZSWAP_STORE_PROTO		struct folio *folio, int refused
 #define MMTUNE_ZSWAP_REFUSED			refused
+/*
+ * Large swap-in of a range wholly in zswap: the zswap_load_large hook
+ * (6.12 series patch 5) asks per folio order.
+ */
+#define MMTUNE_ZSWAP_LOAD			1
 
 /*
  * 6.12 swaps out large folios of every order whole: anonymous mTHP of
@@ -55,6 +60,8 @@
 #define MMTUNE_ZSWAP_REFUSED			0
 /* zswap refuses a page that does not compress. */
 #define MMTUNE_ZSWAP_RAW			0
+/* Swap-in from zswap is order 0. */
+#define MMTUNE_ZSWAP_LOAD			0
 
 /*
  * 6.1 has PMD-sized THPs only: the feature-wide knobs are theirs, and no

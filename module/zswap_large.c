@@ -14,6 +14,13 @@
  * stored as it is, up to max_raw_percent of the folio: one bad page no
  * longer throws away the compression of all the others.
  *
+ * Swap-in (6.12): with the feature on, the kernel swaps in a large folio
+ * from a synchronous device (zram, brd) when no page of its range is in
+ * zswap, as if zswap had never been enabled; a range wholly in zswap is
+ * loaded whole only for the sizes whose load_<size>kB is 1; a mixed range
+ * goes order 0. With the feature off, any swap-in is order 0 once zswap
+ * was ever enabled, as stock.
+ *
  * Knobs and counters: /sys/kernel/mm/mmtune/zswap_large/, documented in
  * sysfs-docs/sysfs-kernel-mm-mmtune-zswap_large.
  */
@@ -46,6 +53,19 @@ static atomic64_t backoff_until;
 /* Per folio order: store folios of that size (store_<size>kB). */
 static u32 store_order[MMTUNE_NR_ORDERS] = {
 	[0 ... MMTUNE_NR_ORDERS - 1] = 1
+};
+
+/*
+ * Per folio order (6.12): load a folio whose range is wholly in zswap
+ * whole (load_<size>kB). A fault then decompresses every page of the
+ * folio before it maps any, about 2-4 us a page: 16 pages for 64K, 512
+ * (a millisecond or two) for 2M, and reads in all of a range the task may
+ * touch once. On by default up to 64K, where that latency is about one
+ * order-0 fault from a disk, off above; a 0 swaps such a range in
+ * order 0, page by page, as stock does.
+ */
+static u32 load_order[MMTUNE_NR_ORDERS] = {
+	[2 ... 4] = 1
 };
 
 struct zswap_large_stats {
@@ -192,6 +212,29 @@ static int zswap_large_store(MMTUNE_ZSWAP_STORE_PROTO)
 	return err;
 }
 
+#if MMTUNE_ZSWAP_LOAD
+/*
+ * The zswap_load_large hook: every slot of a swap-in range of @order is in
+ * zswap; > 0 loads the folio whole. Under the page table lock or right
+ * after swapcache_prepare(), inside the hook core's RCU read section: a
+ * knob read, nothing else. The kernel counts folios loaded whole in
+ * hugepages-<size>kB/stats/zswpin.
+ */
+static int zswap_large_load(unsigned int order)
+{
+	return order < MMTUNE_NR_ORDERS && READ_ONCE(load_order[order]);
+}
+
+static MMTUNE_KNOB_ORDER_BOOL(load_16kB, load_order, 2);
+static MMTUNE_KNOB_ORDER_BOOL(load_32kB, load_order, 3);
+static MMTUNE_KNOB_ORDER_BOOL(load_64kB, load_order, 4);
+static MMTUNE_KNOB_ORDER_BOOL(load_128kB, load_order, 5);
+static MMTUNE_KNOB_ORDER_BOOL(load_256kB, load_order, 6);
+static MMTUNE_KNOB_ORDER_BOOL(load_512kB, load_order, 7);
+static MMTUNE_KNOB_ORDER_BOOL(load_1024kB, load_order, 8);
+static MMTUNE_KNOB_ORDER_BOOL(load_2048kB, load_order, 9);
+#endif
+
 static MMTUNE_KNOB_U32(backoff_ms, backoff_ms, 0, BACKOFF_MS_MAX, NULL);
 #if MMTUNE_ZSWAP_RAW
 static MMTUNE_KNOB_U32(max_raw_percent, max_raw_percent, 0, 100, NULL);
@@ -248,12 +291,25 @@ static struct attribute *zswap_large_attrs[] = {
 	MMTUNE_KNOB_ATTR(store_512kB),
 	MMTUNE_KNOB_ATTR(store_1024kB),
 	MMTUNE_KNOB_ATTR(store_2048kB),
+#if MMTUNE_ZSWAP_LOAD
+	MMTUNE_KNOB_ATTR(load_16kB),
+	MMTUNE_KNOB_ATTR(load_32kB),
+	MMTUNE_KNOB_ATTR(load_64kB),
+	MMTUNE_KNOB_ATTR(load_128kB),
+	MMTUNE_KNOB_ATTR(load_256kB),
+	MMTUNE_KNOB_ATTR(load_512kB),
+	MMTUNE_KNOB_ATTR(load_1024kB),
+	MMTUNE_KNOB_ATTR(load_2048kB),
+#endif
 	&fallback_disk_attr.attr,
 	NULL,
 };
 
 static const struct mmtune_ops zswap_large_hooks = {
 	.zswap_store_large	= zswap_large_store,
+#if MMTUNE_ZSWAP_LOAD
+	.zswap_load_large	= zswap_large_load,
+#endif
 };
 
 const struct mmtune_desc zswap_large_feature = {
