@@ -94,3 +94,30 @@ for_each_zpool() {
 	[ $_ran -gt 0 ] || fail "no zpool of '$(zswap_zpools)' in this kernel"
 	unset ZSWAP_ZPOOL
 }
+
+# --- large swap-in with zswap on (6.12, zswap_large's load_<size>kB) -------
+# swapon_brd [MIN_KIB]: swap on the RAM disk /dev/ram0 alone, a
+# SWP_SYNCHRONOUS_IO device as zram is; returns 1 (nothing changed) if it
+# is smaller than MIN_KIB (default 65536; brd.rd_size on the kernel command
+# line sets its size).
+swapon_brd() {
+	_kib=$(( $(cat /sys/block/ram0/size 2>/dev/null || echo 0) / 2 ))
+	[ "$_kib" -ge "${1:-65536}" ] || return 1
+	swapoff_all
+	mkswap /dev/ram0 >/dev/null || fail "mkswap /dev/ram0"
+	swapon /dev/ram0 || fail "swapon /dev/ram0"
+}
+# swapin_round KB SEED [ARGS]: mthp_run of 16 MiB of anonymous KB folios,
+# out and back byte for byte; sets $folios (the region's KB folios), $swpin
+# and $zswpin (the size's stats deltas over the round: folios swapped in
+# whole, and of them loaded from zswap) and $zswpout.
+swapin_round() {
+	_kb=$1 _seed=$2
+	shift 2
+	_w0=$(mthp_stat "$_kb" swpin) _z0=$(mthp_stat "$_kb" zswpin)
+	mthp_run /tmp/si.out "$_kb" anon --size 16 --fill compressible --evict pageout --min-out-pct 90 --seed "$_seed" "$@"
+	folios=$(si_delta /tmp/si.out region_folios)
+	zswpout=$(si_delta /tmp/si.out mthp_zswpout)
+	swpin=$(( $(mthp_stat "$_kb" swpin) - _w0 ))
+	zswpin=$(( $(mthp_stat "$_kb" zswpin) - _z0 ))
+}
