@@ -15,7 +15,8 @@ kernel_lines() {
 }
 
 # kernel_line LINE: read the line's row, kernel-patches/LINE/line.conf
-# (src_pkg, fragments, bench_peer, cloud_releases, vm_lane; see the 6.1
+# (src_pkg, fragments, bench_peer, cloud_releases, vm_lane,
+# debug_known_reports, debug_pressure_tests; see the 6.1
 # one), and set line_conf, series_dir and line_fragments (the fragments'
 # paths).
 kernel_line() {
@@ -24,7 +25,7 @@ kernel_line() {
 	series_dir=$repo/kernel-patches/$1
 	[ -f "$line_conf" ] || die "no kernel line '$1' (kernel-patches/$1/line.conf; lines: $(kernel_lines | paste -sd' '))"
 	[ -f "$series_dir/series" ] || die "no series in kernel-patches/$1"
-	src_pkg='' fragments='' bench_peer='' cloud_releases='' vm_lane=''
+	src_pkg='' fragments='' bench_peer='' cloud_releases='' vm_lane='' debug_known_reports='' debug_pressure_tests=''
 	. "$line_conf"
 	[ -n "$src_pkg" ] && [ -n "$fragments" ] || die "$line_conf: src_pkg and fragments must be set"
 	line_fragments=()
