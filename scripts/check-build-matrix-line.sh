@@ -80,8 +80,7 @@ for a in "$@"; do
 done
 [ ${#configs[@]} -gt 0 ] || configs=("${all_configs[@]}")
 
-log() { echo "build-matrix-$kline: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+log_name=build-matrix-$kline
 cd "$repo" || exit 1
 . scripts/kernel-lib.sh
 kernel_line "$kline"

@@ -94,8 +94,7 @@ for a in "$@"; do
 done
 [ ${#configs[@]} -gt 0 ] || configs=("${all_configs[@]}")
 
-log() { echo "build-matrix: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+log_name=build-matrix
 cd "$repo" || exit 1
 . scripts/kernel-lib.sh
 kernel_line 6.1

@@ -59,8 +59,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-log() { echo "kernel-build-bench: $line: $*" >&2; }
-die() { log "error: $*"; exit 2; }
+log_name="kernel-build-bench: $line"
 . "$repo/scripts/kernel-lib.sh"
 if [ -f "$repo/kernel-patches/$line/line.conf" ]; then
 	kernel_line "$line"

@@ -48,9 +48,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-log() { echo "kernel-build: $kline: $*" >&2; }
-die() { log "error: $*"; exit 1; }
-
+log_name="kernel-build: $kline"
 . "$repo/scripts/kernel-lib.sh"
 kernel_line "$kline"
 fragments=("${line_fragments[@]}")

@@ -4,7 +4,11 @@
 # machine-wide build lock, the hash of a build's inputs and a patched,
 # configured tree. Sourced, not run.
 #
-# The caller sets repo and cache and defines log() and die().
+# The caller sets repo, cache and log_name, the prefix of the messages of
+# log() and die() below (a caller may define its own instead).
+
+declare -F log >/dev/null || log() { echo "$log_name: $*" >&2; }
+declare -F die >/dev/null || die() { log "error: $*"; exit 1; }
 
 # The kernel lines: every kernel-patches/LINE with a line.conf, oldest first.
 kernel_lines() {

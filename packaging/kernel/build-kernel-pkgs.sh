@@ -109,9 +109,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-log() { echo "kernel-pkgs: $*" >&2; }
-die() { log "error: $*"; exit 1; }
-
+log_name=kernel-pkgs
 # Same row, source, lock and tree preparation as the test kernel.
 . "$repo/scripts/kernel-lib.sh"
 kernel_line "$kline"
