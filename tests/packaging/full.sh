@@ -895,7 +895,7 @@ module_pkg_checks() {
 		want=$(cd kernel-patches/6.1 && while read -r p; do
 			case "$p" in ''|'#'*) continue ;; esac
 			echo "patch: $p $(sha256sum <"$p" | cut -d' ' -f1)"; done <series)
-		tree=$( (readlink -f build/kernel 2>/dev/null; ls -td "$cache"/kernels/*/linux 2>/dev/null) |
+		tree=$( (readlink -f build/6.1/kernel 2>/dev/null; ls -td "$cache"/kernels/*/linux 2>/dev/null) |
 			while read -r d; do
 				[ -f "$d/Module.symvers" ] &&
 					grep -q -- '-mmtune-test$' "$d/include/config/kernel.release" 2>/dev/null &&
