@@ -11,8 +11,8 @@
 # Debian's linux-source-LINE (and, for "debian", linux-config-LINE).
 # CONFIG (default: all, in this order):
 #   test       the test kernel's config (scripts/kernel-lib.sh:
-#              x86_64_defconfig + kvm_guest.config + test-vm.config, and
-#              configs/test-vm-LINE.config if there is one)
+#              x86_64_defconfig + kvm_guest.config + the fragments of
+#              the line's row, kernel-patches/LINE/line.conf)
 #   hooks-off  test + CONFIG_MMTUNE_HOOKS=n
 #   swap-off   test + CONFIG_SWAP=n
 #   zswap-off  test + CONFIG_ZSWAP=n
@@ -54,10 +54,6 @@ case "$kline" in
 ''|-*) echo "usage: $0 LINE [--fresh] [CONFIG...]" >&2; exit 2 ;;
 esac
 shift
-series_dir=$repo/kernel-patches/$kline
-configs_dir=$repo/kernel-patches/configs
-fragments=("$configs_dir/test-vm.config")
-[ -f "$configs_dir/test-vm-$kline.config" ] && fragments+=("$configs_dir/test-vm-$kline.config")
 distro_config=$repo/packaging/kernel/distro-config.sh
 debian_cfg=/usr/src/linux-config-$kline/config.amd64_none_amd64.xz
 work=$repo/build/matrix-$kline
@@ -84,14 +80,11 @@ for a in "$@"; do
 done
 [ ${#configs[@]} -gt 0 ] || configs=("${all_configs[@]}")
 
-log() { echo "build-matrix-$kline: $*" >&2; }
-die() { log "error: $*"; exit 1; }
-[ -f "$series_dir/series" ] || die "no series in kernel-patches/$kline"
+log_name=build-matrix-$kline
 cd "$repo" || exit 1
 . scripts/kernel-lib.sh
-# kernel-lib.sh names the 6.1 source package; this line's is the same name
-# with its version (see scripts/kernel-build-line.sh).
-src_pkg=linux-source-$kline
+kernel_line "$kline"
+fragments=("${line_fragments[@]}")
 . tests/lib/tap.sh
 
 export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$work CCACHE_MAXSIZE=5G

@@ -58,8 +58,6 @@ set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
-series_dir=$repo/kernel-patches/6.1
-fragment=$repo/kernel-patches/configs/test-vm.config
 distro_config=$repo/packaging/kernel/distro-config.sh
 debian_cfg=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
 work=$repo/build/matrix
@@ -96,10 +94,10 @@ for a in "$@"; do
 done
 [ ${#configs[@]} -gt 0 ] || configs=("${all_configs[@]}")
 
-log() { echo "build-matrix: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+log_name=build-matrix
 cd "$repo" || exit 1
 . scripts/kernel-lib.sh
+kernel_line 6.1
 . tests/lib/tap.sh
 
 export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$work CCACHE_MAXSIZE=5G
@@ -163,7 +161,7 @@ tap_diag "mmtune exports: $(echo "$mmtune_exports" | cut -d' ' -f1 | tr '\n' ' '
 # both configs kept, then "make mrproper": an O= build needs a clean tree.
 mkdir -p "$logs" "$work/configs"
 kernel_source
-key_inputs=("$0" "$fragment" "$distro_config")
+key_inputs=("$0" "${line_fragments[@]}" "$distro_config")
 [ -r "$debian_cfg" ] && key_inputs+=("$debian_cfg")
 key=$(kernel_inputs_key matrix "${key_inputs[@]}")
 tree_ok=1
@@ -175,7 +173,7 @@ else
 	# tree has back in its pristine state (cp -a keeps mtimes): start
 	# the object directories afresh; ccache keeps this cheap.
 	rm -rf "$tree" "$stock" "$bisect" "$work"/o-* "$work"/mod-* "$work"/configs/*
-	if (kernel_prepare_tree "$tree" "$logs" "$fragment") 2>"$logs/tree.log" &&
+	if (kernel_prepare_tree "$tree" "$logs" "${line_fragments[@]}") 2>"$logs/tree.log" &&
 		cp "$tree/.config" "$work/configs/test.config"; then
 		if [ -r "$debian_cfg" ]; then
 			xzcat "$debian_cfg" >"$work/configs/debian.in" &&

@@ -1,24 +1,27 @@
 #!/bin/bash
 # Static checks as TAP: checkpatch.pl (kernel style) on the module, the test
 # modules and the kernel patches; get_abi.pl (ABI document format) on
-# sysfs-docs/. Both tools come from the kernel tree we build against (6.1);
-# the patches of another line (kernel-patches/6.12) are checked with the
-# checkpatch.pl of that line's pristine source (linux-source-LINE, unpacked
-# once into the cache by scripts/kernel-lib.sh). Their warnings count as
+# sysfs-docs/. Both tools come from the kernel tree we build against (the
+# first line's, 6.1: KDIR, default build/6.1/kernel); the patches of the
+# other lines (kernel-patches/6.12) are checked with the checkpatch.pl of
+# that line's pristine source (its row's source package, unpacked once into
+# the cache by scripts/kernel-lib.sh). Their warnings count as
 # failures. Also, without the kernel tree: per line, the series file, the
 # [PATCH i/N] numbering and the cover letter's list agree; and the docs
 # (every tracked *.md) say what is true now: no issue numbers, no dated run
 # logs, README.md at most 300 lines, and the repository paths the top-level
 # docs name exist.
 #
-#   scripts/check-style-docs.sh          everything (needs the 6.1 tree: KDIR)
+#   scripts/check-style-docs.sh          everything (needs the first line's tree: KDIR)
 #   scripts/check-style-docs.sh --docs   only what needs no kernel tree
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-kdir=${KDIR:-$repo/build/kernel}
 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 cd "$repo"
+log() { echo "$*" >&2; }
+die() { echo "$*"; exit 1; }
+. scripts/kernel-lib.sh
 . tests/lib/tap.sh
 docs_only=
 case "${1:-}" in
@@ -27,14 +30,11 @@ case "${1:-}" in
 *) echo "usage: $0 [--docs]" >&2; exit 2 ;;
 esac
 
-# The kernel lines: kernel-patches/LINE with a series. 6.1 is the tree we
-# build against ($kdir).
-lines=()
-for d in kernel-patches/*/series; do
-	d=${d%/series}
-	lines+=("${d#kernel-patches/}")
-done
-declare -A line_tree=([6.1]=$kdir)
+# The kernel lines: kernel-patches/LINE with a row (line.conf). The first
+# is the tree we build against ($kdir).
+mapfile -t lines < <(kernel_lines)
+kdir=${KDIR:-$repo/build/${lines[0]}/kernel}
+declare -A line_tree=([${lines[0]}]=$kdir)
 # line_tree LINE: sets line_tree[LINE] to that line's pristine tree, or to
 # "" with the reason in line_skip[LINE].
 declare -A line_skip=()
@@ -42,11 +42,7 @@ find_line_tree() {
 	local line=$1 out
 	[ -n "${line_tree[$line]+x}" ] && return
 	out=$( (
-		log() { echo "$*" >&2; }
-		die() { echo "$*"; exit 1; }
-		series_dir=$repo/kernel-patches/$line
-		. scripts/kernel-lib.sh
-		src_pkg=linux-source-$line
+		kernel_line "$line"
 		kernel_source >/dev/null 2>&1 || die "$src_pkg is not installed (apt-get install $src_pkg, from bookworm-security for 6.12)"
 		echo "$pristine"
 	) ) && [ -f "$out/scripts/checkpatch.pl" ] && { line_tree[$line]=$out; return; }

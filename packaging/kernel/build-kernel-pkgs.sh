@@ -83,7 +83,7 @@
 # machine.
 #
 # Output ($MMTUNE_CACHE/kernel-pkgs/LINE-<key>/, linked from
-# build/packaging/kernel-pkgs (6.1) or build/packaging/kernel-pkgs-LINE):
+# build/packaging/kernel-pkgs-LINE[-<variant>]):
 #   deb/*.deb  rpm/*.rpm  (what a repository publishes: packaging/repo/)
 #   unpublished/  linux-libc-dev, <rpm name>-headers
 #   signing/      signing_key.pem (0600), signing_key.x509
@@ -109,12 +109,11 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-series_dir=$repo/kernel-patches/$kline
-[ -f "$series_dir/series" ] || { echo "kernel-pkgs: no series in kernel-patches/$kline" >&2; exit 2; }
-fragments=("$repo/kernel-patches/configs/test-vm.config")
-[ "$kline" = 6.1 ] || [ ! -f "$repo/kernel-patches/configs/test-vm-$kline.config" ] ||
-	fragments+=("$repo/kernel-patches/configs/test-vm-$kline.config")
-fragments+=("$repo/packaging/kernel/packaging.config")
+log_name=kernel-pkgs
+# Same row, source, lock and tree preparation as the test kernel.
+. "$repo/scripts/kernel-lib.sh"
+kernel_line "$kline"
+fragments=("${line_fragments[@]}" "$repo/packaging/kernel/packaging.config")
 case "$variant" in ''|[a-z0-9]*) ;; *) echo "--variant: lower-case letters, digits, '-'" >&2; exit 2 ;; esac
 # flavour: the meta package's name, mmtune-kernel-<flavour>.
 case "$distro" in
@@ -137,14 +136,6 @@ if [ -n "$distro_cfg" ]; then
 fi
 [ $want_deb -eq 0 ] && [ $want_rpm -eq 0 ] && want_deb=1 want_rpm=1
 
-log() { echo "kernel-pkgs: $*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# Same source, lock and tree preparation as the test kernel (kernel-lib.sh
-# is 6.1's; the other lines set the source package after sourcing it, as
-# scripts/kernel-build-line.sh does).
-. "$repo/scripts/kernel-lib.sh"
-src_pkg=linux-source-$kline
 command -v rpmbuild >/dev/null || die "rpmbuild missing (apt-get install rpm)"
 kernel_source
 mkdir -p "$cache/kernel-pkgs"
@@ -557,12 +548,10 @@ touch "$out/.used"		# mtime = last use, for pruning
 kind=${distro:-test}${variant:+/$variant}
 echo "$kind" >"$out/flavour"
 
-# 6.1: build/packaging/kernel-pkgs[-<variant>], what make repo and the
-# tests take; the other lines: build/packaging/kernel-pkgs-LINE[-<variant>].
-link=kernel-pkgs
-[ "$kline" = 6.1 ] || link=kernel-pkgs-$kline
+# build/packaging/kernel-pkgs-LINE[-<variant>], what make repo and the
+# tests take.
 mkdir -p "$repo/build/packaging"
-ln -sfn "$out" "$repo/build/packaging/$link${variant:+-$variant}"
+ln -sfn "$out" "$repo/build/packaging/kernel-pkgs-$kline${variant:+-$variant}"
 
 # Keep the most recently used package sets of this flavour (test kernel,
 # debian-cloud, ...) only: a test-kernel rebuild never prunes an hour-long

@@ -9,16 +9,15 @@
 #       [--configs LIST] [--keep] [FEATURE...]
 #   tests/bench/run.sh icount [...]      the same
 #
-# The kernels are build/kernel-bench-prod and build/kernel-bench-unpatched
-# (make kernel-bench; make bench-icount builds them and runs this); with
-# --line LINE (not 6.1) build/kernel-LINE-bench-prod and
-# build/kernel-LINE-bench-unpatched (make bench-icount LINE=6.12), and the
+# The kernels are build/LINE/kernel-bench-prod and
+# build/LINE/kernel-bench-unpatched (make kernel-bench [LINE=6.12]; make
+# bench-icount builds them and runs this; --line default 6.1), and the
 # features of that line (knobs.tsv's lines column): on 6.12 zswap_large
 # and thp_swap, and the 16K and 64K folio stores (sets zswap16, zswap64)
 # beside the 2M one. --peer LINE2 adds a configuration "upstream":
-# build/kernel-LINE2-bench-unpatched, another kernel line of the same
-# config without the series (scripts/kernel-build-bench.sh bench-unpatched
-# --line LINE2; 7.3 for 6.12: zswap stores large folios itself), run with
+# build/LINE2/kernel-bench-unpatched, another kernel line of the same
+# config without the series (scripts/kernel-build-bench.sh LINE2
+# bench-unpatched; 7.3 for 6.12: zswap stores large folios itself), run with
 # the same operations, and the report compares mmtune with it per
 # operation. Reports in build/icount/features (6.1) or
 # build/icount/features-LINE.
@@ -97,10 +96,11 @@ die() { log "error: $*"; exit 1; }
 # The kernels, and mmtune.ko built against bench-prod in a copy of module/
 # (module/ keeps the test kernel's objects).
 if [ "$line" = 6.1 ]; then
-	kpre=kernel-bench out=$repo/build/icount/features make_line=
+	out=$repo/build/icount/features make_line=
 else
-	kpre=kernel-$line-bench out=$repo/build/icount/features-$line make_line=" LINE=$line"
+	out=$repo/build/icount/features-$line make_line=" LINE=$line"
 fi
+kpre=$line/kernel-bench
 for k in prod unpatched; do
 	[ $k = prod ] || [[ ,$configs, == *,unpatched,* ]] || continue
 	[ -f "$repo/build/$kpre-$k/arch/x86/boot/bzImage" ] ||
@@ -110,9 +110,9 @@ prod=$(readlink -f "$repo/build/$kpre-prod")
 unpatched=$(readlink -f "$repo/build/$kpre-unpatched" || true)
 upstream=
 if [ -n "$peer" ]; then
-	[ -f "$repo/build/kernel-$peer-bench-unpatched/arch/x86/boot/bzImage" ] ||
-		die "no build/kernel-$peer-bench-unpatched (scripts/kernel-build-bench.sh bench-unpatched --line $peer)"
-	upstream=$(readlink -f "$repo/build/kernel-$peer-bench-unpatched")
+	[ -f "$repo/build/$peer/kernel-bench-unpatched/arch/x86/boot/bzImage" ] ||
+		die "no build/$peer/kernel-bench-unpatched (scripts/kernel-build-bench.sh $peer bench-unpatched)"
+	upstream=$(readlink -f "$repo/build/$peer/kernel-bench-unpatched")
 fi
 mkdir -p "$out"
 moddir=$out/module-bench-prod

@@ -16,7 +16,8 @@
 # the guest script throttles the virtio swap disk to N bytes/s (unless
 # MMTUNE_VM_DISK_BPS is set). Other header lines of the guest script:
 #   # kernel: NAME      boot the benchmark kernel NAME of
-#                       scripts/kernel-build-bench.sh (built if needed)
+#                       scripts/kernel-build-bench.sh (built if needed;
+#                       the kernel line is $LINE, default 6.1)
 #                       with mmtune.ko built against it in build/bench/
 #                       instead of the test kernel and module/mmtune.ko
 #   # module-patch: P   also mmtune.ko with tests/bench/P applied to a
@@ -55,7 +56,7 @@ if [ -n "$kernel" ]; then
 		make -s -C "$1" KDIR="$KDIR" module >"$1.log" 2>&1 ||
 			{ cat "$1.log" >&2; echo "bench: mmtune.ko does not build against $KDIR" >&2; exit 1; }
 	}
-	KDIR=$("$repo/scripts/kernel-build-bench.sh" "$kernel" --kdir)
+	KDIR=$("$repo/scripts/kernel-build-bench.sh" "${LINE:-6.1}" "$kernel" --kdir)
 	export KDIR
 	build_module "$repo/build/bench/module-$kernel"
 	export MMTUNE_VM_KO=$repo/build/bench/module-$kernel/mmtune.ko

@@ -113,7 +113,7 @@ full_checks() {
 		skip "kernel package contents, DKMS, VM, RPM and end-to-end tests" "no kernel packages"
 		return 0
 	fi
-	kp=build/packaging/kernel-pkgs
+	kp=build/packaging/kernel-pkgs-6.1
 	rel=$(cat "$kp/kernel.release")
 	if [[ $parts != *" kernel "* ]]; then
 		release_checks "$base" "$kp" "$rel" "$ver"
@@ -895,7 +895,7 @@ module_pkg_checks() {
 		want=$(cd kernel-patches/6.1 && while read -r p; do
 			case "$p" in ''|'#'*) continue ;; esac
 			echo "patch: $p $(sha256sum <"$p" | cut -d' ' -f1)"; done <series)
-		tree=$( (readlink -f build/kernel 2>/dev/null; ls -td "$cache"/kernels/*/linux 2>/dev/null) |
+		tree=$( (readlink -f build/6.1/kernel 2>/dev/null; ls -td "$cache"/kernels/*/linux 2>/dev/null) |
 			while read -r d; do
 				[ -f "$d/Module.symvers" ] &&
 					grep -q -- '-mmtune-test$' "$d/include/config/kernel.release" 2>/dev/null &&
@@ -1062,7 +1062,7 @@ signing_kept() {
 cn() { openssl x509 -inform DER -in "$1" -noout -subject -nameopt multiline | sed -n 's/^ *commonName *= *//p'; }
 
 release_checks() {
-	local base=$1 kp=$2 rel=$3 ver=$4 kp2=build/packaging/kernel-pkgs-rebuild t0=$SECONDS arts=() f
+	local base=$1 kp=$2 rel=$3 ver=$4 kp2=build/packaging/kernel-pkgs-6.1-rebuild t0=$SECONDS arts=() f
 	if ! timed "kernel packages built again from the same inputs (--variant rebuild: new build id, new key; .deb, ccache-warm)" \
 		packaging/kernel/build-kernel-pkgs.sh --deb --variant rebuild; then
 		skip "release checks of two builds" "the second build failed"; return 0

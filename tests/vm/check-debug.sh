@@ -9,17 +9,17 @@
 # has no fault injection, so they skip in "make check".
 #
 # mmtune.ko and the test modules are built against the debug kernel in
-# build/debug/ (6.12: build/debug-6.12/; a copy of the sources), so module/
-# keeps the test kernel's.
+# build/LINE/debug/ (a copy of the sources), so build/LINE/module keeps the
+# test kernel's.
 # Environment: as tests/vm/run.sh; MMTUNE_VM_TIMEOUT_SCALE defaults to 4
 # here (KASAN under TCG is slow), which also scales run.sh's run timeout.
 #   tests/vm/check-debug.sh [--line LINE] [--tests GLOB | --pressure | --z3fold]
 #
-# --line LINE: that kernel line's debug kernel ("make check-debug
-# LINE=6.12"): scripts/kernel-build-line.sh LINE --variant debug (the same
-# debug.config on the line's test kernel, linked as build/kernel-LINE-debug)
-# and tests/vm/run.sh --line LINE (run directory build/vm-LINE). 6.1, the
-# default, is built by scripts/kernel-build.sh --variant debug as before.
+# --line LINE (default 6.1): that kernel line's debug kernel ("make
+# check-debug LINE=6.12"): scripts/kernel-build.sh LINE --variant debug
+# (debug.config on the line's test kernel, linked as
+# build/LINE/kernel-debug) and tests/vm/run.sh --line LINE (run directory
+# build/LINE/vm).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,14 +29,11 @@ if [ "${1:-}" = --line ]; then
 	line=${2:-}
 	shift 2 || { echo "usage: $0 [--line LINE] [--tests GLOB | --z3fold]" >&2; exit 2; }
 fi
-if [ "$line" = 6.1 ]; then
-	out=$repo/build/debug vm_out=$repo/build/vm line_args=()
-	kdir=$(scripts/kernel-build.sh --variant debug --kdir)
-else
-	[ -f "kernel-patches/$line/series" ] || { echo "check-debug: no kernel line $line" >&2; exit 2; }
-	out=$repo/build/debug-$line vm_out=$repo/build/vm-$line line_args=(--line "$line")
-	kdir=$(scripts/kernel-build-line.sh "$line" --variant debug --kdir)
-fi
+[ -f "kernel-patches/$line/line.conf" ] || { echo "check-debug: no kernel line '$line'" >&2; exit 2; }
+out=$repo/build/$line/debug vm_out=$repo/build/$line/vm line_args=(--line "$line")
+kdir=$(scripts/kernel-build.sh "$line" --variant debug --kdir)
+debug_known_reports='' debug_pressure_tests=''
+. "kernel-patches/$line/line.conf"
 rm -rf "$out"
 mkdir -p "$out"
 cp -r module "$out/module"
@@ -73,11 +70,11 @@ export MMTUNE_VM_TIMEOUT_SCALE=${MMTUNE_VM_TIMEOUT_SCALE:-4}
 # its own with kmemleak=off (KASAN and lockdep still on).
 # --tests GLOB: the first boot only, with that glob; --z3fold: the z3fold
 # boot only; --pressure: the boot of 48 only.
-# 6.12's z3fold (deprecated there, gone upstream since) left no slot
-# behind: its z3fold boot had no such report (2026-11-27), so there the
-# report is not filtered, and would fail the run.
-known=z3fold-slots
-[ "$line" = 6.1 ] || known=
+# The known reports of a line's z3fold boot and the tests of its pressure
+# boot are in its row (debug_known_reports, debug_pressure_tests): 6.12's
+# z3fold (deprecated there, gone upstream since) leaves no slot behind, so
+# there the report is not filtered and would fail the run; test 48 is about
+# pcp_high, which only the 6.1 line offers.
 rc=0
 case "${1:-}" in
 --z3fold | --pressure) ;;
@@ -86,20 +83,17 @@ case "${1:-}" in
 	[ $# -gt 0 ] && exit $rc
 	cp "$vm_out/console.log" "$out/console-main.log" ;;
 esac
-# Test 48 is about pcp_high, which only the 6.1 line offers (6.12 has
-# upstream's tuning; README.md, "Kernel lines"): elsewhere the boot would
-# only skip it.
-if [ "${1:-}" = --pressure ] && [ "$line" != 6.1 ]; then
-	echo "check-debug: --pressure: test 48 (pcp_high) is 6.1 only" >&2
+if [ "${1:-}" = --pressure ] && [ -z "$debug_pressure_tests" ]; then
+	echo "check-debug: --pressure: line $line has no pressure boot (debug_pressure_tests)" >&2
 	exit 2
 fi
-if [ "${1:-}" != --z3fold ] && [ "$line" = 6.1 ]; then
-	echo "check-debug: the pressure boot (48 with kmemleak=off)"
-	MMTUNE_VM_APPEND="$append kmemleak=off" tests/vm/run.sh "${line_args[@]}" --tests '48-*' || rc=1
+if [ "${1:-}" != --z3fold ] && [ -n "$debug_pressure_tests" ]; then
+	echo "check-debug: the pressure boot ($debug_pressure_tests with kmemleak=off)"
+	MMTUNE_VM_APPEND="$append kmemleak=off" tests/vm/run.sh "${line_args[@]}" --tests "$debug_pressure_tests" || rc=1
 	[ $# -gt 0 ] && exit $rc
 	cp "$vm_out/console.log" "$out/console-pressure.log"
 fi
 echo "check-debug: the z3fold boot (31, 32, 34 with zswap on z3fold)"
-MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=$known \
+MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=$debug_known_reports \
 	tests/vm/run.sh "${line_args[@]}" --tests '3[124]-*' || rc=1
 exit $rc

@@ -8,10 +8,9 @@
 #                   [--run-dir DIR] [--verbose]
 #
 # --line LINE boots the test kernel of that kernel line (kernel-patches/LINE;
-# default 6.1) with the modules built for it: 6.1 build/kernel, module/ and
-# tests/kmod/; another line build/kernel-LINE and build/LINE/{module,kmod}
-# ("make modules LINE=LINE"), in the run directory build/vm-LINE (6.1:
-# build/vm), so that the lines can run side by side.
+# default 6.1), build/LINE/kernel, with the modules built for it,
+# build/LINE/{module,kmod} ("make modules LINE=LINE"), in the run directory
+# build/LINE/vm, so that the lines can run side by side.
 # --bench NAME runs tests/bench/NAME.sh in the guest instead of the tests
 # and shows its output (tests/bench/run.sh is the front end).
 # --tests SPEC: the tests to run, comma-separated globs, "!GLOB" excludes
@@ -20,7 +19,7 @@
 # line side by side, as tests/run-all.sh's split of the 6.1 suite).
 #
 # Environment:
-#   KDIR                 kernel tree (default: build/kernel, the line's)
+#   KDIR                 kernel tree (default: build/LINE/kernel, the line's)
 #   MMTUNE_VM_TIMEOUT    seconds before the run is killed (default 2400,
 #                        times the scale below)
 #   MMTUNE_VM_STALL      seconds without a new line on the TAP port before
@@ -77,14 +76,10 @@ line=6.1
 for ((i = 1; i <= $#; i++)); do
 	[ "${!i}" = --line ] && { j=$((i + 1)); line=${!j:-}; }
 done
-case "$line" in
-6.1) kdir=${KDIR:-$repo/build/kernel} out=$repo/build/vm line_mods=$repo/module line_kmod=$repo/tests/kmod ;;
-[0-9]*.[0-9]*)
-	[ -f "$repo/kernel-patches/$line/series" ] || { echo "vm: error: no kernel line $line (kernel-patches/$line/series)" >&2; exit 2; }
-	kdir=${KDIR:-$repo/build/kernel-$line} out=$repo/build/vm-$line
-	line_mods=$repo/build/$line/module line_kmod=$repo/build/$line/kmod ;;
-*) echo "vm: error: --line needs a kernel line (6.1, 6.12)" >&2; exit 2 ;;
-esac
+[ -n "$line" ] && [ -f "$repo/kernel-patches/$line/line.conf" ] ||
+	{ echo "vm: error: no kernel line '$line' (kernel-patches/LINE/line.conf)" >&2; exit 2; }
+kdir=${KDIR:-$repo/build/$line/kernel} out=$repo/build/$line/vm
+line_mods=$repo/build/$line/module line_kmod=$repo/build/$line/kmod
 mem=${MMTUNE_VM_MEM:-2G}
 accel=${MMTUNE_VM_ACCEL:-tcg}
 # A busy host (CI machines are shared) gives the guest less CPU, so every
@@ -133,7 +128,7 @@ while [ $# -gt 0 ]; do
 done
 
 bzimage=$kdir/arch/x86/boot/bzImage
-make_line=$([ "$line" = 6.1 ] || echo " LINE=$line")
+make_line=" LINE=$line"
 [ -f "$bzimage" ] || die "no kernel at $bzimage (make kernel$make_line)"
 # A KDIR of another line (make exports the 6.1 one) would boot the wrong
 # kernel with this line's modules: every test would fail on the load.
