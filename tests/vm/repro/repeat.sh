@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run VM tests again and again, each run its own boot, optionally with a CPU
-# hog per host CPU beside them: how issue 14 showed that test 65 no longer
+# hog per host CPU beside them: how issue 14 showed that swap_slots-rmmod no longer
 # hangs (20 runs in a row under a hog; before the fix 1 run in 3 hung).
 #
 #   tests/vm/repro/repeat.sh [--hog] [--runs N] [--slow] GLOB
