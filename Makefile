@@ -31,7 +31,7 @@
 #   make check-slow   the VM tests marked "# slow:" (campaigns, mm
 #                  selftests), skipped by make check
 #   make check-selftests  the kernel tree's own mm selftests in the VM,
-#                  stock and with every feature on (test 80, slow)
+#                  stock and with every feature on (selftests-mm, slow)
 #   make unit | style | userspace | vm-check   one suite
 #   make check-matrix  the series and the module under 7 kernel configs
 #                  (hooks/SWAP/ZSWAP/THP/SMP off, Debian's amd64): W=1 on
@@ -131,7 +131,7 @@ check-slow: modules
 	MMTUNE_VM_SLOW=only tests/vm/run.sh $(VM_LINE)
 
 check-selftests: modules
-	MMTUNE_VM_SLOW=1 tests/vm/run.sh --tests '80-*' $(VM_LINE)
+	MMTUNE_VM_SLOW=1 tests/vm/run.sh --tests 'selftests-*' $(VM_LINE)
 
 kernel-debug:
 	scripts/kernel-build.sh $(LINE) --variant debug

@@ -25,7 +25,7 @@ pkgs=(
 	perl python3-ply
 	# mmtunectl tests: pytest, venvs for vermin and ansible-core, systemd-analyze
 	python3-pytest python3-venv systemd
-	# the kernel tree's mm selftests in the VM (test 80): ksm_tests links libnuma
+	# the kernel tree's mm selftests in the VM (selftests-mm): ksm_tests links libnuma
 	libnuma-dev
 	# packaging: .deb/.rpm builds, lint, Debian 12 roots (packaging/, tests/packaging/)
 	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl shellcheck apt-utils gnupg

@@ -105,7 +105,7 @@ parallel=${MMTUNE_VM_LINES_PARALLEL:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)
 # That boot has 1 GiB (MMTUNE_VM_SPLIT_MEM): 48 writes more than the
 # guest's MemAvailable, which under TCG costs time in proportion (48 alone,
 # idle: 127 s with 2 GiB, 83 s with 1 GiB), and 39 needs 32 MiB.
-split=${MMTUNE_VM_SPLIT-39-*,48-*}
+split=${MMTUNE_VM_SPLIT-thp_swap-split-churn,pcp_high-reclaim-cap}
 split_mem=${MMTUNE_VM_SPLIT_MEM:-1G}
 rest="*${split:+,!${split//,/,!}}"
 if [ "$parallel" = 1 ] && [ ${#others[@]} -gt 0 ]; then

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Test-only module: keeps a large folio in the swap cache after reclaim
- * wrote it, so that test 36 (zswap_stale) reaches the state that the
+ * wrote it, so that zswap_large-stale-tail reaches the state that the
  * series' stale-entry fix is about without racing reclaim (6.1: patch
  * 0003's __frontswap_store(); 6.12: patch 0002's zswap_store() of a large
  * folio, which drops every entry at its offsets when it refuses it).

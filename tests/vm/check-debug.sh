@@ -2,10 +2,11 @@
 # "make check-debug": the whole VM suite on the debug kernel (test-vm.config
 # plus kernel-patches/configs/debug.config: KASAN, kmemleak, DEBUG_PAGEALLOC,
 # fault injection, lockdep), booted with preempt=full. The last guest test,
-# 99-kmemleak, scans for leaks after the last rmmod. tests/vm/run.sh fails
+# kmemleak-scan, scans for leaks after the last rmmod. tests/vm/run.sh fails
 # the run on a failed test and on any KASAN, kmemleak, lockdep or other
 # kernel report on the console.
-# The fault injection tests (25, 38, 3c, 69) run only here: the test kernel
+# The fault injection tests (core-module-load-faults, zswap_large-*fault-injection,
+# swap_slots-fault-injection) run only here: the test kernel
 # has no fault injection, so they skip in "make check".
 #
 # mmtune.ko and the test modules are built against the debug kernel in
@@ -48,7 +49,7 @@ export KDIR=$kdir
 export MMTUNE_VM_KO=$out/module/mmtune.ko
 export MMTUNE_VM_PROBE_KO=$out/kmod/mmtune_probe.ko
 # slub_debug=A marks zswap's entry cache for failslab's cache-filter
-# (test 38 fails only those allocations); the mark changes nothing else.
+# (zswap_large-fault-injection fails only those allocations); the mark changes nothing else.
 # mmtune.variant=debug tells the guest tests which kernel they run on
 # (debug_kernel in tests/vm/guest/lib.sh).
 append="preempt=full slub_debug=A,zswap_entry mmtune.variant=debug ${MMTUNE_VM_APPEND:-}"
@@ -61,19 +62,19 @@ export MMTUNE_VM_TIMEOUT_SCALE=${MMTUNE_VM_TIMEOUT_SCALE:-4}
 # tests/vm/known-reports/z3fold-slots.awk), and when a zpool switch frees
 # a z3fold pool, SLUB's report taints the kernel, which turns lockdep off
 # for the rest of the boot. So the whole suite runs with zsmalloc and zbud
-# only, and the z3fold rounds of 31, 32 and 34 get a boot of their own,
+# only, and the z3fold rounds of zswap_large-thp-store, -rollback and -rmmod get a boot of their own,
 # the last, where that one report is expected and every other still
-# fails the run. Test 48's global pressure (more than MemAvailable) makes
+# fails the run. pcp_high-reclaim-cap's global pressure (more than MemAvailable) makes
 # kmemleak's own allocations fail until its emergency pool is empty and it
 # turns itself off (seen at 3879 s of a whole-suite boot), which would void
-# every later leak check: 48 skips while kmemleak is on and gets a boot of
+# every later leak check: it skips while kmemleak is on and gets a boot of
 # its own with kmemleak=off (KASAN and lockdep still on).
 # --tests GLOB: the first boot only, with that glob; --z3fold: the z3fold
-# boot only; --pressure: the boot of 48 only.
+# boot only; --pressure: the pressure boot only.
 # The known reports of a line's z3fold boot and the tests of its pressure
 # boot are in its row (debug_known_reports, debug_pressure_tests): 6.12's
 # z3fold (deprecated there, gone upstream since) leaves no slot behind, so
-# there the report is not filtered and would fail the run; test 48 is about
+# there the report is not filtered and would fail the run; pcp_high-reclaim-cap is about
 # pcp_high, which only the 6.1 line offers.
 rc=0
 case "${1:-}" in
@@ -93,7 +94,7 @@ if [ "${1:-}" != --z3fold ] && [ -n "$debug_pressure_tests" ]; then
 	[ $# -gt 0 ] && exit $rc
 	cp "$vm_out/console.log" "$out/console-pressure.log"
 fi
-echo "check-debug: the z3fold boot (31, 32, 34 with zswap on z3fold)"
+echo "check-debug: the z3fold boot (zswap_large-thp-store, -rollback, -rmmod with zswap on z3fold)"
 MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=$debug_known_reports \
-	tests/vm/run.sh "${line_args[@]}" --tests '3[124]-*' || rc=1
+	tests/vm/run.sh "${line_args[@]}" --tests 'zswap_large-thp-store,zswap_large-rollback,zswap_large-rmmod' || rc=1
 exit $rc

@@ -14,7 +14,7 @@
 # --bench NAME runs tests/bench/NAME.sh in the guest instead of the tests
 # and shows its output (tests/bench/run.sh is the front end).
 # --tests SPEC: the tests to run, comma-separated globs, "!GLOB" excludes
-# (tests/vm/guest/select.sh), e.g. '3*' or '*,!48-*'.
+# (tests/vm/guest/select.sh), e.g. 'zswap_large-*' or '*,!pcp_high-reclaim-cap'.
 # --run-dir DIR: the run directory instead of the line's (two boots of one
 # line side by side, as tests/run-all.sh's split of the 6.1 suite).
 #
@@ -58,10 +58,10 @@
 #   MMTUNE_VM_SLOW       0 (default): tests marked "# slow:" are skipped;
 #                        1: they run too; only: only they run
 #   MMTUNE_VM_DIMM       1 (default for tests): a 256 MiB pc-dimm the guest
-#                        may hot-unplug (test 46); its memory stays offline
+#                        may hot-unplug (pcp_high-dimm-unplug); its memory stays offline
 #                        until a test onlines it; 0: none
 #   MMTUNE_VM_NUMA       1: two NUMA nodes, half the memory and one CPU
-#                        each (test 58 then migrates with move_pages())
+#                        each (split_zero-migrate then migrates with move_pages())
 #   MMTUNE_VM_KNOWN_REPORTS  names of tests/vm/known-reports/NAME.awk: stock
 #                        kernel reports that do not fail this run (each
 #                        filter removes only its report's own lines; the
@@ -156,9 +156,9 @@ case "${MMTUNE_VM_SLOW:-0}" in 0|1|only) ;; *) die "MMTUNE_VM_SLOW must be 0, 1 
 # another vCPU just patched (static keys: text_poke_bp writes an int3, then
 # the new instruction). The stale vCPU traps on an int3 no longer in memory;
 # kprobe_int3_handler() sees no int3 at the address and restarts the
-# instruction, forever. It hung test 65 (1 run in 28), repro/67 within
+# instruction, forever. It hung swap_slots-rmmod (1 run in 28), repro-tcg-stock-key-flip within
 # minutes, and a stock kernel flipping tracepoint keys without mmtune
-# (tests/vm/repro/98-tcg-stock-key-flip.sh). Real CPUs cannot do this:
+# (tests/vm/repro/repro-tcg-stock-key-flip.sh). Real CPUs cannot do this:
 # text_poke_bp() serialises every CPU between the steps.
 case "$accel" in
 tcg) accel_opt="-accel tcg,thread=${MMTUNE_VM_TCG_THREAD:-single}" ;;
@@ -235,7 +235,7 @@ EOF_PY
 . "$repo/tests/vm/guest/select.sh"
 chosen_tests() {
 	local t name
-	for t in "$repo"/tests/vm/tests/*.sh; do
+	for t in $(tests_in_order "$repo/tests/vm/tests" "$repo/tests/vm/guest/groups"); do
 		name=$(basename "$t" .sh)
 		test_chosen "$name" "$tests" || continue
 		case "${MMTUNE_VM_SLOW:-0}" in
@@ -250,7 +250,7 @@ for prog in "$repo"/tests/vm/progs/*.c; do
 	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$root/bin/$name" "$prog" ||
 		die "cannot build $prog"
 done
-# The 6.1 tree's own mm selftests (test 80), built by their kselftest
+# The 6.1 tree's own mm selftests (selftests-mm), built by their kselftest
 # Makefile from a copy of the selftests of the kernel tree under test (a
 # cached tree is never written), with the upstream test fixes of
 # tests/vm/selftests-patches/ applied, static like the programs above; the
@@ -285,7 +285,7 @@ if [ $want_selftests = 1 ] && [ -f "$kdir/tools/testing/selftests/vm/Makefile" ]
 fi
 cp "$mmtune_ko" "$root/mmtune/mmtune.ko"
 [ -f "$probe_ko" ] && cp "$probe_ko" "$root/mmtune/"
-# The other test modules (swapcache_pin.ko: test 36), when built: from
+# The other test modules (swapcache_pin.ko: zswap_large-stale-tail), when built: from
 # the probe's directory, built against the same kernel (check-debug.sh
 # builds them for the debug kernel in its own directory).
 for ko in "$(dirname "$probe_ko")"/*.ko; do

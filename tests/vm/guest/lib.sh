@@ -131,7 +131,7 @@ swapon_zram() {
 # empty. 6.12 gives a large folio swap entries only from a free cluster or
 # one of its order; what earlier rounds left in partly used clusters and
 # the per-CPU slot caches made folio_alloc_swap() fail for shmem's 16K and
-# 64K folios in a later round (stock, test 13 on both the test and the
+# 64K folios in a later round (stock, integrity-mthp-zram on both the test and the
 # debug kernel), and shmem then splits the folio: not out whole.
 swap_refresh() {
 	case $(awk 'NR == 2 { print $1 }' /proc/swaps) in
@@ -149,7 +149,7 @@ mthp_has() { [ -d "$THP_SYSFS/hugepages-${1}kB" ]; }
 # mthp_require KB...: skip unless the kernel has every one of these sizes.
 mthp_require() {
 	for _kb in "$@"; do
-		mthp_has "$_kb" || skip "kernel without ${_kb}kB folios (no $THP_SYSFS/hugepages-${_kb}kB: only PMD-sized THPs, as 6.1, where tests 10, 11 and 31 cover them)"
+		mthp_has "$_kb" || skip "kernel without ${_kb}kB folios (no $THP_SYSFS/hugepages-${_kb}kB: only PMD-sized THPs, as 6.1, where integrity-stock-disk, integrity-stock-zram and zswap_large-thp-store cover them)"
 	done
 }
 # mthp_only KB [anon|shmem]: faults of anonymous (default) or shmem memory
@@ -204,7 +204,7 @@ mthp_run() {
 	[ "$_kb" -ge 2048 ] || assert_eq "$(si_delta "$_out" thp_collapse_alloc)" 0 \
 		"${_kb}kB $_kind: vmstat thp_collapse_alloc delta (khugepaged off)"
 }
-# mthp_integrity WHAT: the stock round trips of tests 12 and 13 on the swap
+# mthp_integrity WHAT: the stock round trips of integrity-mthp-disk and integrity-mthp-zram on the swap
 # device that is on: 16K, 64K and 2M folios, anonymous and shmem, out whole
 # (the size's swpout, not its fallback) and back equal.
 mthp_integrity() {

@@ -1,5 +1,5 @@
 # zswap entry allocation failures inside whole-folio stores of 64K and 2M
-# folios (kernels with mTHP, 6.12; zswap_large on, zsmalloc), as test 38
+# folios (kernels with mTHP, 6.12; zswap_large on, zsmalloc), as zswap_large-fault-injection
 # does for 6.1's THPs: a folio whose store fails part-way is rolled back
 # (every stored page invalidated, counted as rollback_nomem) and goes to
 # the disk whole (the size's swpout); after a failure, large folios skip
@@ -30,7 +30,7 @@ snap() {
 }
 delta() { echo $(( $(mmtune_zswap "$1") - $(awk -F= -v k="$1" '$1 == k { print $2 }' /tmp/snap) )); }
 
-# failslab_zswap_entry: sets $what to what fails (see test 38).
+# failslab_zswap_entry: sets $what to what fails (see zswap_large-fault-injection).
 failslab_zswap_entry() {
 	if [ "$(cat /sys/kernel/slab/zswap_entry/failslab 2>/dev/null)" = 1 ]; then
 		echo Y >$FAILSLAB/cache-filter
