@@ -73,6 +73,8 @@
 #                          repository (createrepo_c) in build/repo from the
 #                          built packages, with MMTUNE_REPO_KEY=<gpg key>
 #                          (packaging/PACKAGING.md, "The repository")
+#   make results           render results/*.tsv (written by the benchmarks
+#                          and make check) into the docs' results regions
 #
 # On a fresh Debian 12 machine use scripts/dev.sh, which installs the build
 # dependencies first (see README.md).
@@ -92,6 +94,11 @@ export KDIR
 row = $(shell . kernel-patches/$(LINE)/line.conf && echo "$$$(1)")
 # tests/vm/run.sh --line: the kernel, modules and run directory of the line.
 VM_LINE := --line $(LINE)
+# When make check started: its results count building what was missing.
+ifeq ($(origin MMTUNE_CHECK_T0),undefined)
+MMTUNE_CHECK_T0 := $(shell date +%s)
+endif
+export MMTUNE_CHECK_T0
 
 all: modules
 
@@ -246,8 +253,11 @@ check-packaging-kernels:
 repo: packages
 	packaging/repo/make-repo.sh
 
+results:
+	scripts/render-results.py
+
 clean:
 	rm -rf build/unit build/vm-split build/vm-failed-* build/test-logs build/packaging \
 		$(foreach l,$(LINES),build/$(l)/module build/$(l)/kmod build/$(l)/vm build/$(l)/debug)
 
-.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-suites check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub check-packaging-kernels repo
+.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-suites check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub check-packaging-kernels repo results

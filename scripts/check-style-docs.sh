@@ -77,6 +77,9 @@ done
 for f in README.md NEWS.md kernel-patches/README.md tests/README.md tests/bench/README.md; do
 	[ -f "$f" ] && checks+=("docs-paths $f")
 done
+# Measured tables: each results/*.tsv names its command, date, commit and
+# machine, and the docs' results regions are what make results renders.
+checks+=(results-rendered results-tests)
 
 # subject PATCH: its Subject, unfolded.
 subject() {
@@ -205,6 +208,10 @@ for c in "${checks[@]}"; do
 		out=$(docs_history "$2") ;;
 	docs-paths)
 		out=$(docs_paths "$2") ;;
+	results-rendered)
+		out=$(scripts/render-results.py --check 2>&1) ;;
+	results-tests)
+		out=$(python3 -m pytest -q -p no:cacheprovider tests/bench/test_results.py 2>&1) && out= ;;
 	esac
 	if [ -z "$out" ]; then
 		tap_ok "$c"

@@ -17,7 +17,7 @@ log=$repo/build/test-logs
 mkdir -p "$log"
 
 passed=0 failed=0 skipped=0
-start=$(date +%s)
+start=$(date +%s) load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # run_suite NAME CMD...: run a suite and count its results from the TAP it
 # prints (tests/lib/tap.sh tap_tally: plans, ok/not ok, SKIP; a result a
@@ -28,7 +28,7 @@ run_suite() {
 	echo "=== $name: $*"
 	"$@" 2>&1 | tee "$log/$name.log"
 	rc=${PIPESTATUS[0]}
-	echo "=== $name: took $((SECONDS - t0))s"
+	echo "=== $name: took $((SECONDS - t0))s" | tee -a "$log/$name.log"
 	count_suite "$name" "$rc"
 }
 
@@ -36,9 +36,10 @@ run_suite() {
 # in $log/NAME.log and its exit status in $log/NAME.rc, for count_suite
 # once the foreground is done.
 run_aside() {
-	local name=$1; shift
+	local name=$1 t0=$SECONDS; shift
 	"$@" >"$log/$name.log" 2>&1
 	echo $? >"$log/$name.rc"
+	echo "=== $name: took $((SECONDS - t0))s" >>"$log/$name.log"
 }
 
 # count_suite NAME RC: count the results of a suite that ran (its output in
@@ -98,13 +99,14 @@ parallel=${MMTUNE_VM_LINES_PARALLEL:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)
 # Two lanes, one per CPU (a VM is one host thread: single-threaded TCG).
 # The 6.1 suite's tests take about twice the 6.12 suite's (684 s and
 # 329 s on an idle host), so beside the 6.12 suite one CPU idled for half
-# the 6.1 suite. The lane-1 tests named in the split (6.1's longest: 48
-# 110 s, 39 53 s) therefore boot a second time in the other lane, after
+# the 6.1 suite. The lane-1 tests named in the split (6.1's longest:
+# pcp_high-reclaim-cap 110 s, thp_swap-split-churn 53 s) therefore boot a second time in the other lane, after
 # the other lines' suites: lane 1 without them, lane 2 the other lines
 # then them. MMTUNE_VM_SPLIT= (empty) keeps lane 1 in one boot.
-# That boot has 1 GiB (MMTUNE_VM_SPLIT_MEM): 48 writes more than the
-# guest's MemAvailable, which under TCG costs time in proportion (48 alone,
-# idle: 127 s with 2 GiB, 83 s with 1 GiB), and 39 needs 32 MiB.
+# That boot has 1 GiB (MMTUNE_VM_SPLIT_MEM): pcp_high-reclaim-cap writes
+# more than the guest's MemAvailable, which under TCG costs time in
+# proportion (alone, idle: 127 s with 2 GiB, 83 s with 1 GiB), and
+# thp_swap-split-churn needs 32 MiB.
 split=${MMTUNE_VM_SPLIT-thp_swap-split-churn,pcp_high-reclaim-cap}
 split_mem=${MMTUNE_VM_SPLIT_MEM:-1G}
 rest="*${split:+,!${split//,/,!}}"
@@ -145,4 +147,9 @@ if [ "$failed" -gt 0 ]; then
 fi
 echo "=== all suites in $(( $(date +%s) - start ))s"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
+# The suites' times into results/check-times.tsv, rendered into
+# tests/README.md: the docs show the latest run's.
+python3 tests/bench/check-times.py --start "$start" --start-load "$load0" \
+	--summary "$passed passed, $failed failed, $skipped skipped" "$log" &&
+	scripts/render-results.py >/dev/null
 [ "$failed" -eq 0 ]
