@@ -30,8 +30,8 @@
 # named in gone_symbols below.
 #
 # How: scripts/kernel-build.sh's cache key hashes the contents of its inputs
-# (its own text, kernel-lib.sh, the line's row, the config fragments, the
-# series), never their paths. This stages a copy of the repository's build
+# (its own text, kernel-lib.sh, the row's source package, the config
+# fragments, the series), never their paths. This stages a copy of the repository's build
 # inputs in build/kernel-stage/LINE-NAME: the two scripts unchanged, the
 # line's row with one fragment, test-vm.config, merged from the line's
 # fragments and the bench ones, and the series; for bench-unpatched a

@@ -80,15 +80,16 @@ kernel_series_info() {
 
 # kernel_inputs_key WORD FILE...: 16 hex digits over the source version,
 # the compiler, WORD, the contents (never the paths: a fresh clone elsewhere
-# must hit the cache) of FILE..., of this library, the line's row and of the
-# patch series.
+# must hit the cache) of FILE..., of this library and of the patch series.
+# Of the line's row only what builds the kernel counts (src_pkg here, the
+# fragments among FILE...): its test options change no kernel.
 kernel_inputs_key() {
 	local word=$1 f
 	shift
 	{
 		echo "$src_pkg $pkgver $word"
 		gcc --version | head -n 1
-		for f in "$@" "${BASH_SOURCE[0]}" "$line_conf" "$series_dir/series"; do
+		for f in "$@" "${BASH_SOURCE[0]}" "$series_dir/series"; do
 			sha256sum <"$f"
 		done
 		kernel_series_info
