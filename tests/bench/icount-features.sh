@@ -44,6 +44,8 @@
 #            round; lines with mTHP only)
 #   zswap16  thp16out: 16K folios stored by zswap (2048 per     zswap_large
 #            round; lines with mTHP only)
+#   zswapbad thpbadout: a THP whose last page is random (32 per  zswap_large
+#            round; lines with mTHP, whose zswap stores raw pages)
 #   cross    crosscpu: a page faulted in on one CPU and freed   pcp_high
 #            on the other: 2 vCPUs, so without -icount (counts
 #            follow host timing; zone->lock calls are the point)
@@ -134,14 +136,15 @@ declare -A want=() feature_of=(
 	[mem]=pcp_high [disk]=swap_slots [zram]=swap_slots [zswap]=swap_slots
 	[zswapthp]=zswap_large [split]=split_zero [cross]=pcp_high
 	[thpsparse]=thp_swap [zswap64]=zswap_large [zswap16]=zswap_large
-	[cgfault]=cgroup_policy [cgfault64]=cgroup_policy [cgfault16]=cgroup_policy)
+	[cgfault]=cgroup_policy [cgfault64]=cgroup_policy [cgfault16]=cgroup_policy
+	[zswapbad]=zswap_large)
 # 6.1: the sets as they were. A line with mTHP (every other one) also
 # stores 64K and 16K folios; "cross" is pcp_high's (2 vCPUs, no -icount:
 # its counts follow the host's timing), so only where pcp_high is offered.
 if [ "$line" = 6.1 ]; then
 	sets=(mem disk zram zswap zswapthp split cross thpsparse cgfault)
 else
-	sets=(mem disk zram zswap zswapthp zswap64 zswap16 split thpsparse cgfault cgfault64 cgfault16)
+	sets=(mem disk zram zswap zswapthp zswap64 zswap16 zswapbad split thpsparse cgfault cgfault64 cgfault16)
 	[[ " ${groups[*]} " != *" pcp_high "* ]] || sets+=(cross)
 fi
 for f in "${groups[@]}"; do
@@ -187,6 +190,7 @@ prep[zswap64]="${prep[zswapthp]}
 $(mthp_only 64)"
 prep[zswap16]="${prep[zswapthp]}
 $(mthp_only 16)"
+prep[zswapbad]=${prep[zswapthp]}
 # The fault sets, in every configuration: the program runs in
 # /bench/cg500/w (memory controller on at each level), beside 999 other
 # children of /bench; THP "always" (2M) or one mTHP size only.
@@ -227,10 +231,10 @@ while [ $i -lt 1000 ]; do echo "/bench/cg$i orders=all" >/sys/kernel/mm/mmtune/c
 declare -A phases=([mem]='fault4k allocfree' [disk]='pageout swapin' [zram]='pageout swapin'
 	[zswap]='pageout swapin' [zswapthp]=thpout [split]=splitzero [cross]=crosscpu
 	[thpsparse]=sparseout [zswap64]=thp64out [zswap16]=thp16out
-	[cgfault]=faultthp [cgfault64]=fault64k [cgfault16]=fault16k)
+	[cgfault]=faultthp [cgfault64]=fault64k [cgfault16]=fault16k [zswapbad]=thpbadout)
 declare -A ops=([mem]=16384 [disk]=4096 [zram]=4096 [zswap]=4096 [zswapthp]=32 [split]=32
 	[cross]=65536 [thpsparse]=32 [zswap64]=512 [zswap16]=2048
-	[cgfault]=32 [cgfault64]=512 [cgfault16]=2048)
+	[cgfault]=32 [cgfault64]=512 [cgfault16]=2048 [zswapbad]=32)
 # Functions counted by calls: zone->lock's takers (rmqueue_bulk,
 # free_pcppages_bulk, free_one_page, rmqueue_buddy), si->lock's
 # (get_swap_pages, the series' get_swap_pages_batch that the module's slot
@@ -277,7 +281,7 @@ job() {
 		return 0
 	fi
 	case $s in
-	disk|zswap|zswapthp|thpsparse|zswap64|zswap16) args+=(--append brd.rd_size=524288) ;;
+	disk|zswap|zswapthp|thpsparse|zswap64|zswap16|zswapbad) args+=(--append brd.rd_size=524288) ;;
 	cross) args+=(--smp 2) ;;
 	esac
 	for f in "${calls[@]}"; do args+=(--call "$f"); done

@@ -308,6 +308,28 @@ static void thpout_setup(struct ctx *c)
 	check_thps(c, "thpout");
 }
 
+/* thpbadout: thpout with the last page of every THP random (a bad tail:
+ * it does not compress). zswap_large stores that page as it is where the
+ * kernel can (6.12); stock refuses the THP before compressing.
+ */
+static void thpbadout_setup(struct ctx *c)
+{
+	unsigned long x = 0x9e3779b97f4a7c15UL;
+	long i, j;
+
+	thpout_setup(c);
+	for (i = 0; i < c->ops; i++) {
+		unsigned long *tail = (unsigned long *)(c->buf + (i + 1) * THP - PAGE);
+
+		for (j = 0; j < (long)(PAGE / 8); j++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			tail[j] = x;
+		}
+	}
+}
+
 static void thpout_run(struct ctx *c)
 {
 	if (madvise(c->buf, c->ops * THP, MADV_PAGEOUT))
@@ -705,6 +727,8 @@ static const struct phase phases[] = {
 	  fault64k_setup, faultfolio_run, faultfolio_teardown },
 	{ 15, "fault16k", "write fault allocating an anon 16K folio (zeroed)",
 	  fault16k_setup, faultfolio_run, faultfolio_teardown },
+	{ 16, "thpbadout", "swap-out of a dirty anon THP (MADV_PAGEOUT), 2:1 data, last page random",
+	  thpbadout_setup, thpout_run, thpout_teardown },
 };
 
 #define NPHASES ARRAY_SIZE(phases)
