@@ -1,7 +1,8 @@
 #!/bin/sh
 # Guest side of the repository test (tests/packaging/full.sh,
 # repo_upgrade_checks): the operator quick start and a kernel rebuild, one
-# image booted three times. The guest has no network device: the
+# image booted four times (stock kernel, build 1, build 2, build 1 again).
+# The guest has no network device: the
 # repositories ("make repo" output, copied into the image by the host) are
 # served by python3 -m http.server on 127.0.0.1 inside the guest. Build 2
 # is a release of its own (rel2), installed beside build 1 (rel1).
