@@ -691,6 +691,6 @@ static void cgroup_policy_exit(void)
 	rcu_barrier();
 }
 
-MMTUNE_FEATURE(cgroup_policy, CGROUP_POLICY,
-	       .bin_attrs = cgroup_policy_bin_attrs,
-	       .exit = cgroup_policy_exit);
+MMTUNE_DEFINE_FEATURE(cgroup_policy, CGROUP_POLICY,
+		      .bin_attrs = cgroup_policy_bin_attrs,
+		      .exit = cgroup_policy_exit);

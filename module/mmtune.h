@@ -58,11 +58,11 @@ struct mmtune_desc {
  *
  *	static MMTUNE_HOOKS(foo, .foo_hook = foo_hook);
  *	...
- *	MMTUNE_FEATURE(foo, FOO, .enable = foo_enable);
+ *	MMTUNE_DEFINE_FEATURE(foo, FOO, .enable = foo_enable);
  */
 #define MMTUNE_HOOKS(feat, ...)						\
 	const struct mmtune_ops feat##_hooks = { __VA_ARGS__ }
-#define MMTUNE_FEATURE(feat, ID, ...)					\
+#define MMTUNE_DEFINE_FEATURE(feat, ID, ...)				\
 	const struct mmtune_desc feat##_feature = {			\
 		MMTUNE_DESC(feat, ID), __VA_ARGS__			\
 	}

@@ -297,6 +297,6 @@ static struct attribute *pcp_high_attrs[] = {
 	NULL,
 };
 
-MMTUNE_FEATURE(pcp_high, PCP_HIGH,
-	       .enable = pcp_high_enable,
-	       .disable = pcp_high_disable);
+MMTUNE_DEFINE_FEATURE(pcp_high, PCP_HIGH,
+		      .enable = pcp_high_enable,
+		      .disable = pcp_high_disable);

@@ -85,4 +85,4 @@ static struct attribute *split_zero_attrs[] = {
 	NULL,
 };
 
-MMTUNE_FEATURE(split_zero, SPLIT_ZERO);
+MMTUNE_DEFINE_FEATURE(split_zero, SPLIT_ZERO);

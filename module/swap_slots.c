@@ -507,8 +507,8 @@ static void swap_slots_exit(void)
 	swap_slots_free_caches();
 }
 
-MMTUNE_FEATURE(swap_slots, SWAP_SLOTS,
-	       .init = swap_slots_init,
-	       .exit = swap_slots_exit,
-	       /* No hook runs any more: hand every slot back. */
-	       .disable = drain_all);
+MMTUNE_DEFINE_FEATURE(swap_slots, SWAP_SLOTS,
+		      .init = swap_slots_init,
+		      .exit = swap_slots_exit,
+		      /* No hook runs any more: hand every slot back. */
+		      .disable = drain_all);

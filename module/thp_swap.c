@@ -184,4 +184,4 @@ static struct attribute *thp_swap_attrs[] = {
 	NULL,
 };
 
-MMTUNE_FEATURE(thp_swap, THP_SWAP);
+MMTUNE_DEFINE_FEATURE(thp_swap, THP_SWAP);
