@@ -186,7 +186,6 @@ unsigned long mmtune_counter_sum(const void __percpu *base, size_t offset);
 	struct kobj_attribute _name##_attr = __ATTR_RO(_name)
 #define MMTUNE_ATTR(_name)		(&_name##_attr.attr)
 
-
 /* A page holds nothing but zero bytes. Never call it for a poisoned one. */
 static inline bool mmtune_page_is_zero(struct page *page)
 {

@@ -66,9 +66,15 @@ static void pcp_load(struct pcp_call *c, struct zone *zone,
 	st->free_count = pcp->free_count;
 	st->alloc_factor = pcp->alloc_factor;
 	st->flags = pcp->flags;
+}
+
+/* Only where the tuner decides: the knobs it reads, no events yet. */
+static const struct pcpp_params *pcp_params(struct pcp_call *c)
+{
 	c->p.scale_max = CONFIG_PCP_BATCH_SCALE_MAX;
 	c->p.decay_percent = READ_ONCE(decay_percent);
 	c->ev = (struct pcpp_events){};
+	return &c->p;
 }
 
 /* After the policy ran: write the pageset back and count what it did. */
@@ -114,7 +120,7 @@ static int pcp_high_free(struct zone *zone, struct per_cpu_pages *pcp,
 	if (!c.st.below_high && c.st.count >= c.st.high)
 		c.st.below_high = zone_page_state(zone, NR_FREE_PAGES) <
 				  high_wmark_pages(zone);
-	nr = pcpp_free(&c.st, order, &c.p, &c.ev);
+	nr = pcpp_free(&c.st, order, pcp_params(&c), &c.ev);
 	pcp_store(pcp, &c);
 	if (nr > 0 || c.st.count > c.st.high)
 		this_cpu_inc(pcp_high_stats.drains);
@@ -134,7 +140,7 @@ static int pcp_high_refill(struct zone *zone, struct per_cpu_pages *pcp,
 			     pcpp_stock_refill(&c.st, order) << order);
 		return MMTUNE_STOCK;
 	}
-	nr = pcpp_refill(&c.st, order, &c.p, &c.ev);
+	nr = pcpp_refill(&c.st, order, pcp_params(&c), &c.ev);
 	pcp_store(pcp, &c);
 	/* What the kernel will ask for after its cap (see pcp_tuned_refill). */
 	nr = min(nr, max((c.st.high - c.st.count) >> order, 2));
@@ -150,7 +156,7 @@ static int pcp_high_decay(struct zone *zone, struct per_cpu_pages *pcp)
 	if (!READ_ONCE(pcp_tuning))
 		return MMTUNE_STOCK;
 	pcp_load(&c, zone, pcp);
-	more = pcpp_decay(&c.st, &c.p, &c.ev);
+	more = pcpp_decay(&c.st, pcp_params(&c), &c.ev);
 	pcp_store(pcp, &c);
 	return more;
 }
