@@ -190,6 +190,11 @@ for c in "${checks[@]}"; do
 				continue
 			fi
 		fi
+		if [ ! -f "$tree/scripts/checkpatch.pl" ]; then
+			tap_not_ok "$c"
+			tap_diag "no kernel tree with scripts/checkpatch.pl at $tree (make kernel, or KDIR=TREE)"
+			continue
+		fi
 		# From the kernel tree: inside our git checkout checkpatch
 		# misreads a patch's blank context lines as trailing whitespace.
 		# One exception, the hook table's X-macros (as lsm_hooks.h's):
