@@ -78,12 +78,7 @@ rc=0
 for b in stock:"$img" module:"$w/module.img"; do
 	t0=$SECONDS
 	rm -f "$w/results.tap"
-	qemu_timed "$logs/stock-boot-${b%%:*}-dump" "${MMTUNE_E2E_TIMEOUT:-1200}" -accel tcg,thread=single \
-		-smp 1 -m 1G -nodefaults -no-reboot -display none \
-		-kernel "$w/vmlinuz" -initrd "$w/initrd.img" \
-		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 sysrq_always_enabled" \
-		-serial "file:$logs/stock-boot-${b%%:*}-boot-console.log" -serial "file:$w/results.tap" \
-		-drive "file=${b#*:},if=virtio,format=raw,cache=unsafe" >"$logs/stock-boot-${b%%:*}-boot-qemu.log" 2>&1
+	guest_boot "$logs/stock-boot-${b%%:*}-boot" "${MMTUNE_E2E_TIMEOUT:-1200}" "$w" "${b#*:}" "$w/results.tap"
 	echo "# ${b%%:*}: boot and checks took $((SECONDS - t0))s"
 	sed -i 's/\r$//' "$w/results.tap"
 	cat "$w/results.tap"
