@@ -382,31 +382,25 @@ out:
 DEFINE_DEBUGFS_ATTRIBUTE(tail_index_fops, NULL, tail_index_set, "%llu\n");
 #endif
 
-/* invalidated, loaded: @data is the counter, read under pin_lock. */
+/*
+ * invalidated, loaded: @data is the counter, read under pin_lock. On 6.12
+ * invalidated has none (NULL): the entries freed at the folio's offsets
+ * other than by its loads.
+ */
 static int counter_get(void *data, u64 *val)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&pin_lock, flags);
+#ifdef CONFIG_FRONTSWAP
 	*val = *(u64 *)data;
+#else
+	*val = data ? *(u64 *)data : pin_freed - pin_loaded_freed;
+#endif
 	spin_unlock_irqrestore(&pin_lock, flags);
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(counter_fops, counter_get, NULL, "%llu\n");
-
-#ifndef CONFIG_FRONTSWAP
-/* 6.12: entries freed at the folio's offsets other than by its loads. */
-static int invalidated_get(void *data, u64 *val)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&pin_lock, flags);
-	*val = pin_freed - pin_loaded_freed;
-	spin_unlock_irqrestore(&pin_lock, flags);
-	return 0;
-}
-DEFINE_DEBUGFS_ATTRIBUTE(invalidated_fops, invalidated_get, NULL, "%llu\n");
-#endif
 
 static struct dentry *pin_dir;
 
@@ -437,7 +431,7 @@ static int __init swapcache_pin_init(void)
 				   &pin_invalidated, &counter_fops);
 #else
 	debugfs_create_file_unsafe("invalidated", 0400, pin_dir, NULL,
-				   &invalidated_fops);
+				   &counter_fops);
 #endif
 	debugfs_create_file_unsafe("loaded", 0400, pin_dir, &pin_loaded,
 				   &counter_fops);

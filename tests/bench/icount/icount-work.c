@@ -231,20 +231,26 @@ static void swapin_run(struct ctx *c)
 		(void)p[i * PAGE];
 }
 
+/* c->buf: ops regions of size bytes (a power of two), aligned to it,
+ * anonymous, mapped at c->map and not yet touched.
+ */
+static void map_aligned(struct ctx *c, unsigned long size)
+{
+	c->map = mmap(NULL, (c->ops + 1) * size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->map == MAP_FAILED)
+		die("mmap");
+	c->buf = (char *)(((unsigned long)c->map + size - 1) & ~(size - 1));
+}
+
 /* ops THPs, 2M-aligned, MADV_HUGEPAGE, each faulted in as one THP by its
  * first write (fails if the kernel gave 4K pages: THP "never"?)
  */
 static void map_thps(struct ctx *c)
 {
-	unsigned long a;
 	long i;
 
-	c->map = mmap(NULL, (c->ops + 1) * THP, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (c->map == MAP_FAILED)
-		die("mmap");
-	a = ((unsigned long)c->map + THP - 1) & ~(THP - 1);
-	c->buf = (char *)a;
+	map_aligned(c, THP);
 	if (madvise(c->buf, c->ops * THP, MADV_HUGEPAGE))
 		die("madvise(MADV_HUGEPAGE)");
 	for (i = 0; i < c->ops; i++)
@@ -351,16 +357,10 @@ static long mthp_faults(unsigned long size)
 
 static void mthp_setup(struct ctx *c, unsigned long size)
 {
-	unsigned long a;
 	long before, got;
 
 	c->fsize = size;
-	c->map = mmap(NULL, (c->ops + 1) * size, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (c->map == MAP_FAILED)
-		die("mmap");
-	a = ((unsigned long)c->map + size - 1) & ~(size - 1);
-	c->buf = (char *)a;
+	map_aligned(c, size);
 	before = mthp_faults(size);
 	fill(c->buf, c->ops * (size / PAGE));
 	got = mthp_faults(size) - before;
