@@ -223,6 +223,18 @@ mthp_integrity() {
 # mthp_pages KB: 4K pages per KB folio.
 mthp_pages() { echo $(( $1 / 4 )); }
 
+# mthp_rounds FUNC SEED: "FUNC KB KIND SEED" for 16K, 64K and 2M folios,
+# anonymous, then shmem, with seeds SEED+1, SEED+2 and on.
+mthp_rounds() {
+	_mr_seed=$2
+	for _mr_kind in anon shmem; do
+		for _mr_kb in 16 64 2048; do
+			_mr_seed=$((_mr_seed + 1))
+			"$1" $_mr_kb $_mr_kind $_mr_seed
+		done
+	done
+}
+
 # assert_ge ACTUAL MIN WHAT / assert_le ACTUAL MAX WHAT
 assert_ge() {
 	[ "$1" -ge "$2" ] 2>/dev/null || fail "$3: got '$1', expected >= $2"
