@@ -66,11 +66,8 @@
 #             without the pin, ours with it
 # Guest time limits: lib.sh (load_scale).
 set -uo pipefail
-
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$repo" || exit 2
 # shellcheck source=tests/packaging/lib.sh
-. tests/packaging/lib.sh
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/packaging/full.sh
 . tests/packaging/full.sh
 

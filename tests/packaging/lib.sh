@@ -1,5 +1,7 @@
 # shellcheck shell=bash
-# Helpers sourced by tests/packaging/*.sh.
+# Helpers sourced by tests/packaging/*.sh, which run from the top of the
+# checkout: $repo, the current directory from here on.
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd) && cd "$repo" || exit 2
 
 # TAP output (tests/lib/tap.sh): ok/not ok with a running number; failures
 # do not stop a run.

@@ -25,11 +25,8 @@
 # build/packaging/logs/profiles-boot-CASE-*. Prints TAP; exit 0 when every
 # check passed.
 set -uo pipefail
-
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$repo" || exit 2
 # shellcheck source=tests/packaging/lib.sh
-. tests/packaging/lib.sh
+. "$(dirname "$0")/lib.sh"
 mirror=${MMTUNE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 archives=$cache/apt-archives-kernels
 deb=build/packaging/out/deb/mmtune_$(packaging/version.sh)_all.deb
