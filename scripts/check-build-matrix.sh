@@ -5,7 +5,10 @@
 # data in its row, kernel-patches/LINE/line.conf (matrix_configs,
 # stock_fixes). make check-matrix runs it for every line.
 #
-#   scripts/check-build-matrix.sh LINE [--fresh] [CONFIG...]
+#   scripts/check-build-matrix.sh LINE [--fresh|--plan] [CONFIG...]
+#
+# --plan: print the TAP plan and what is checked (the touched objects, the
+# identity set, the mmtune exports), then stop: nothing is built.
 #
 # CONFIG (default: the row's matrix_configs, in this order):
 #   test       the test kernel's config (scripts/kernel-lib.sh:
@@ -84,14 +87,15 @@ declare -A want=([test]=MMTUNE_HOOKS=y [hooks-off]=MMTUNE_HOOKS=n
 	[swap-off]=SWAP=n [zswap-off]=ZSWAP=n [thp-off]=TRANSPARENT_HUGEPAGE=n
 	[smp-off]=SMP=n [debian]=MMTUNE_HOOKS=y [bisect]=-)
 
-fresh=0
+fresh=0 plan_only=0
 configs=()
 for a in "$@"; do
 	case "$a" in
 	--fresh) fresh=1 ;;
+	--plan) plan_only=1 ;;
 	-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*)
-		[ -n "${want[$a]:-}" ] || { echo "usage: $0 LINE [--fresh] [${all_configs[*]}]" >&2; exit 2; }
+		[ -n "${want[$a]:-}" ] || { echo "usage: $0 LINE [--fresh|--plan] [${all_configs[*]}]" >&2; exit 2; }
 		configs+=("$a") ;;
 	esac
 done
@@ -184,6 +188,8 @@ tap_header
 tap_plan $n_points
 tap_diag "line $kline: touched objects: $(echo "$touched_objs" | tr '\n' ' ')"
 tap_diag "line $kline: mmtune exports: $(echo "$mmtune_exports" | cut -d' ' -f1 | tr '\n' ' ')"
+tap_diag "line $kline: configurations: ${configs[*]}; identity set: $(echo "$id_objs" | tr '\n' ' ')"
+[ $plan_only -eq 0 ] || exit 0
 
 # --- The patched tree -------------------------------------------------
 # kernel_prepare_tree (as the test kernel is made: quilt --fuzz=0, then
