@@ -17,10 +17,8 @@
 # guest's TAP; exit 0 when every check passed. About 3 minutes.
 set -uo pipefail
 
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$repo" || exit 1
 # shellcheck disable=SC1091 # tests/packaging/lib.sh, checked on its own
-. tests/packaging/lib.sh >/dev/null
+. "$(dirname "$0")/lib.sh" >/dev/null
 base=${1:-$(tests/packaging/rootfs.sh)} || exit 1
 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 ver=$(packaging/version.sh)
