@@ -33,12 +33,12 @@
 #   make check-selftests  the kernel tree's own mm selftests in the VM,
 #                  stock and with every feature on (selftests-mm, slow)
 #   make unit | style | userspace | vm-check   one suite
-#   make check-matrix  the series and the module under 7 kernel configs
-#                  (hooks/SWAP/ZSWAP/THP/SMP off, Debian's amd64): W=1 on
-#                  the touched objects, mmtune exports, make M=; hooks-off
-#                  disassembled against stock; each patch compiled in turn;
-#                  no vmlinux; then the 6.12 series the same way, and its
-#                  objects with the hooks off against the unpatched tree's
+#   make check-matrix  for every kernel line, its series and the module
+#                  under the configurations of its row (test, hooks/SWAP/
+#                  ZSWAP/THP/SMP off, Debian's amd64): W=1 on the touched
+#                  objects, mmtune exports, make M=; hooks-off disassembled
+#                  against stock (touched objects and those including a
+#                  touched header); each patch compiled in turn; no vmlinux
 #   make packages          mmtune and mmtune-dkms .deb and .rpm (build/packaging/out)
 #   make kernel-packages   the patched kernel as .deb and .rpm (cached;
 #                          build/packaging/kernel-pkgs-LINE)
@@ -180,8 +180,7 @@ style: kernel
 # Not part of check yet (see kernel-patches/README.md, "Build matrix"): needs no kernel
 # build, only the source packages. Both lines run even if the first fails.
 check-matrix:
-	@rc=0; scripts/check-build-matrix.sh || rc=1; \
-	scripts/check-build-matrix-line.sh 6.12 || rc=1; exit $$rc
+	@rc=0; for l in $(LINES); do scripts/check-build-matrix.sh $$l || rc=1; done; exit $$rc
 
 vm-check: modules
 	tests/vm/run.sh $(VM_LINE)

@@ -38,7 +38,7 @@ check() {
 in_out() { grep -qE "$1" "$out" || { cat "$out"; false; }; }
 
 tap_header
-tap_plan 7
+tap_plan 8
 cp -r "kernel-patches/$from" "kernel-patches/$new"
 check "the row and series of $from, copied as kernel-patches/$new, is a kernel line" \
 	bash -c 'repo=$PWD; . scripts/kernel-lib.sh; kernel_lines | grep -qx "$1"' _ "$new"
@@ -54,6 +54,11 @@ check "make modules LINE=$new builds in build/$new/{kernel,module,kmod}" \
 		grep -q "^make -C $2/build/$1/kernel M=$2/build/$1/module modules$" &&
 		env -u KDIR make -n --no-print-directory modules LINE="$1" MAKE="echo make" 2>/dev/null |
 		grep -q "^make -C $2/build/$1/kernel M=$2/build/$1/kmod modules$"' _ "$new" "$repo"
+check "make check-matrix runs its build matrix, planned from its row as $from's (check-build-matrix.sh --plan)" \
+	bash -c 'make -n --no-print-directory check-matrix | grep -qE "for l in( [^;]*)? $1( |;)" &&
+		p=$(scripts/check-build-matrix.sh "$1" --plan) && echo "$p" &&
+		[ "$(echo "$p" | sed "s/line $1:/line L:/")" = "$(scripts/check-build-matrix.sh "$2" --plan | sed "s/line $2:/line L:/")" ] &&
+		echo "$p" | grep -qE "^1\.\.([2-9]|[1-9][0-9]+)$"' _ "$new" "$from"
 env -u KDIR tests/vm/run.sh --line "$new" --tests 'core-module-load' >"$out" 2>&1
 check "tests/vm/run.sh --line $new looks for its kernel in build/$new/kernel" \
 	in_out "no kernel at $repo/build/$new/kernel/arch/x86/boot/bzImage \\(make kernel LINE=$new\\)"

@@ -41,13 +41,7 @@ bad_tail() {
 	assert_eq "$(si_delta /tmp/si.out pswpout)" 0 "$what: vmstat pswpout delta (nothing to the disk)"
 }
 
-seed=60
-for kind in anon shmem; do
-	for kb in 16 64 2048; do
-		seed=$((seed + 1))
-		bad_tail $kb $kind $seed
-	done
-done
+mthp_rounds bad_tail 60
 
 # Writeback: raw entries go to the disk by copy and read back equal.
 info "=== 2M anon, bad tail, then zswap writeback of the whole memcg"
