@@ -20,8 +20,8 @@ kernel_lines() {
 
 # kernel_line LINE: read the line's row, kernel-patches/LINE/line.conf
 # (src_pkg, fragments, bench_peer, cloud_releases, vm_lane,
-# debug_known_reports, debug_pressure_tests, matrix_configs, stock_fixes;
-# see the 6.1 one), and set line_conf, series_dir and line_fragments (the fragments'
+# debug_known_reports, debug_pressure_tests; see the 6.1
+# one), and set line_conf, series_dir and line_fragments (the fragments'
 # paths).
 kernel_line() {
 	local f
