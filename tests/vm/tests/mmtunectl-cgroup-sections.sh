@@ -27,8 +27,8 @@ thp_swap = split
 [cgroup:/ct/db]
 thp_swap = whole
 EOF
-ctl_rc 0 check --profile cgtest
-ctl_rc 1 diff --profile cgtest
+ctl_rc 0 check /etc/mmtune/profiles/cgtest.conf
+ctl_rc 1 diff cgtest
 out_has "cgroup /ct/pod-a"
 assert_eq "$(cat "$E")" "" "diff wrote no entry"
 ctl_rc 0 apply cgtest
