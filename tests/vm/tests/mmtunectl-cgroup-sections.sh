@@ -27,6 +27,8 @@ thp_swap = split
 [cgroup:/ct/db]
 thp_swap = whole
 EOF
+# The admin's choice, so that verify compares with it, not the recommended one.
+echo cgtest >/etc/mmtune/profile
 ctl_rc 0 check /etc/mmtune/profiles/cgtest.conf
 ctl_rc 1 diff cgtest
 out_has "cgroup /ct/pod-a"
