@@ -192,6 +192,8 @@ static int zswap_large_store(MMTUNE_ZSWAP_STORE_PROTO)
 	return err;
 }
 
+static MMTUNE_HOOKS(zswap_large, .zswap_store_large = zswap_large_store);
+
 static MMTUNE_KNOB_U32(backoff_ms, backoff_ms, 0, BACKOFF_MS_MAX, NULL);
 #if MMTUNE_ZSWAP_RAW
 static MMTUNE_KNOB_U32(max_raw_percent, max_raw_percent, 0, 100, NULL);
@@ -218,7 +220,7 @@ static ssize_t fallback_disk_show(struct kobject *kobj,
 			  MMTUNE_COUNTER_SUM(zswap_large_stats, rollback_other) +
 			  MMTUNE_COUNTER_SUM(zswap_large_stats, backoff_skipped));
 }
-static struct kobj_attribute fallback_disk_attr = __ATTR_RO(fallback_disk);
+static MMTUNE_ATTR_RO(fallback_disk);
 
 #define STAT(field) MMTUNE_COUNTER(zswap_large_stats, field)
 static const struct mmtune_counter zswap_large_counters[] = {
@@ -248,14 +250,8 @@ static struct attribute *zswap_large_attrs[] = {
 	MMTUNE_KNOB_ATTR(store_512kB),
 	MMTUNE_KNOB_ATTR(store_1024kB),
 	MMTUNE_KNOB_ATTR(store_2048kB),
-	&fallback_disk_attr.attr,
+	MMTUNE_ATTR(fallback_disk),
 	NULL,
 };
 
-static const struct mmtune_ops zswap_large_hooks = {
-	.zswap_store_large	= zswap_large_store,
-};
-
-const struct mmtune_desc zswap_large_feature = {
-	MMTUNE_DESC(zswap_large, ZSWAP_LARGE),
-};
+MMTUNE_DEFINE_FEATURE(zswap_large, ZSWAP_LARGE);

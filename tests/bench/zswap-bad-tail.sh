@@ -31,10 +31,9 @@ zswap_enable
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 raw_default=$(awk -F'\t' '$1 == "zswap_large" && $2 == "max_raw_percent" { print $5 }' /sysfs-docs/knobs.tsv)
 
-poor() { cat /sys/kernel/debug/zswap/reject_compress_poor /sys/kernel/debug/zswap/reject_compress_fail | awk '{ n += $1 } END { print n + 0 }'; }
 counters() {
 	echo "$(mmtune_zswap thp_stored) $(mmtune_zswap subpages_stored) $(mmtune_zswap subpages_raw)" \
-		"$(mmtune_zswap subpages_rolled_back) $(poor)"
+		"$(mmtune_zswap subpages_rolled_back) $(zswap_rejects_poor)"
 }
 
 # run CONFIG PATTERN KB: one run; a line of deltas in $results.
