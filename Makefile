@@ -1,21 +1,21 @@
 # mmtune: kernel hook patches, the mmtune.ko module, tools and tests.
 #
-#   make kernel    patched 6.1 test kernel (cached, see scripts/kernel-build.sh)
-#   make modules   mmtune.ko and the test modules against that kernel
-#   LINE=6.12      with kernel, modules, run, vm-check, check-slow, kernel-debug,
-#                  check-debug, kernel-bench, bench-icount: the 6.12 line
-#                  instead (kernel-patches/6.12, linux-source-6.12,
-#                  build/kernel-6.12; scripts/kernel-build-line.sh); its modules
-#                  are built in build/6.12/ (module/ keeps 6.1's)
-#   make kernel-prepare LINE=6.12  that line's tree patched and configured, not
-#                  built (the dry run)
+#   make kernel    patched test kernel of the line (cached, see
+#                  scripts/kernel-build.sh), linked as build/LINE/kernel
+#   make modules   mmtune.ko and the test modules against that kernel, built
+#                  in build/LINE/module and build/LINE/kmod
+#   LINE=6.12      every target that builds, boots or packages a kernel takes
+#                  the line (kernel-patches/LINE, its row line.conf); the
+#                  default is 6.1
+#   make kernel-prepare  the line's tree patched and configured, not built
+#                  (the dry run)
 #   make run       the main job: boot the kernel with mmtune in qemu, show it
 #   make check     every test suite (unit, static, VM on each kernel line), one
 #                  summary line
 #   make kernel-bench  the benchmark kernels: bench-prod (the series, no
 #                  debugging) and bench-unpatched (same config, no series);
-#                  LINE=6.12: that line's, and PEER (default 7.3 there:
-#                  upstream's kernel, bench-unpatched of that line)
+#                  and PEER (the line's bench_peer, 6.12: 7.3: upstream's
+#                  kernel, bench-unpatched of that line)
 #   make bench-icount  instruction counts per operation, every feature, on
 #                  those kernels (tests/bench/icount-features.sh; LINE=6.12
 #                  with the upstream column)
@@ -26,22 +26,22 @@
 #                  memory, the stock slot cache against mmtune's at 64 and
 #                  1024 (tests/bench/irqsoff.sh; issue 26 item 2; 1 hour)
 #   make check-debug  the VM suite on the debug kernel (KASAN, kmemleak,
-#                  DEBUG_PAGEALLOC, lockdep) with preempt=full; LINE=6.12:
-#                  on that line's debug kernel (build/kernel-6.12-debug)
+#                  DEBUG_PAGEALLOC, lockdep) with preempt=full, the line's
+#                  (build/LINE/kernel-debug)
 #   make check-slow   the VM tests marked "# slow:" (campaigns, mm
 #                  selftests), skipped by make check
 #   make check-selftests  the kernel tree's own mm selftests in the VM,
-#                  stock and with every feature on (test 80, slow)
+#                  stock and with every feature on (selftests-mm, slow)
 #   make unit | style | userspace | vm-check   one suite
-#   make check-matrix  the series and the module under 7 kernel configs
-#                  (hooks/SWAP/ZSWAP/THP/SMP off, Debian's amd64): W=1 on
-#                  the touched objects, mmtune exports, make M=; hooks-off
-#                  disassembled against stock; each patch compiled in turn;
-#                  no vmlinux; then the 6.12 series the same way, and its
-#                  objects with the hooks off against the unpatched tree's
+#   make check-matrix  for every kernel line, its series and the module
+#                  under the configurations of its row (test, hooks/SWAP/
+#                  ZSWAP/THP/SMP off, Debian's amd64): W=1 on the touched
+#                  objects, mmtune exports, make M=; hooks-off disassembled
+#                  against stock (touched objects and those including a
+#                  touched header); each patch compiled in turn; no vmlinux
 #   make packages          mmtune and mmtune-dkms .deb and .rpm (build/packaging/out)
 #   make kernel-packages   the patched kernel as .deb and .rpm (cached;
-#                          LINE=6.12: that line's, build/packaging/kernel-pkgs-6.12)
+#                          build/packaging/kernel-pkgs-LINE)
 #   make check-packaging   the whole packaging suite: kernel packages, DKMS in
 #                          a Debian 12 root, RPMs, install and boot (long)
 #   make check-packaging-suites  no kernel: lintian on Debian 12 and 13,
@@ -73,31 +73,32 @@
 #                          repository (createrepo_c) in build/repo from the
 #                          built packages, with MMTUNE_REPO_KEY=<gpg key>
 #                          (packaging/PACKAGING.md, "The repository")
+#   make results           render results/*.tsv (written by the benchmarks
+#                          and make check) into the docs' results regions
 #
 # On a fresh Debian 12 machine use scripts/dev.sh, which installs the build
 # dependencies first (see README.md).
 
-# The kernel line (kernel-patches/LINE): 6.1, the default, or 6.12.
+# The kernel line (kernel-patches/LINE, its row LINE/line.conf): 6.1, the
+# default, or another of LINES.
 LINE ?= 6.1
-# The other kernel lines "make check" tests too: every kernel-patches/LINE
-# with a series but 6.1 (tests/run-all.sh finds them the same way).
-OTHER_LINES := $(filter-out 6.1,$(notdir $(patsubst %/series,%,$(wildcard kernel-patches/*/series))))
-# Where a line's modules are built: 6.1 in the source directories (DKMS and
-# the packaging tests expect module/mmtune.ko there), the others in
-# build/LINE/, from a copy of the sources, so that the two never overwrite
-# each other's objects.
-ifeq ($(LINE),6.1)
-KDIR ?= $(CURDIR)/build/kernel
-MODDIR := $(CURDIR)/module
-KMODDIR := $(CURDIR)/tests/kmod
-else
-KDIR ?= $(CURDIR)/build/kernel-$(LINE)
+LINES := $(patsubst kernel-patches/%/line.conf,%,$(wildcard kernel-patches/*/line.conf))
+# Every line's kernel, modules and VM runs live in build/LINE/; the sources
+# (module/, tests/kmod/) are copied there, so that no object is built in the
+# source tree and the lines never overwrite each other's objects.
+KDIR ?= $(CURDIR)/build/$(LINE)/kernel
 MODDIR := $(CURDIR)/build/$(LINE)/module
 KMODDIR := $(CURDIR)/build/$(LINE)/kmod
-endif
 export KDIR
+# $(call row,NAME): the value of NAME in the line's row.
+row = $(shell . kernel-patches/$(LINE)/line.conf && echo "$$$(1)")
 # tests/vm/run.sh --line: the kernel, modules and run directory of the line.
-VM_LINE := $(if $(filter 6.1,$(LINE)),,--line $(LINE))
+VM_LINE := --line $(LINE)
+# When make check started: its results count building what was missing.
+ifeq ($(origin MMTUNE_CHECK_T0),undefined)
+MMTUNE_CHECK_T0 := $(shell date +%s)
+endif
+export MMTUNE_CHECK_T0
 
 all: modules
 
@@ -106,25 +107,18 @@ setup:
 
 # Always asks the cache; a hit costs a second.
 kernel:
-ifeq ($(LINE),6.1)
-	scripts/kernel-build.sh
-else
-	scripts/kernel-build-line.sh $(LINE)
-endif
+	scripts/kernel-build.sh $(LINE)
 
 kernel-prepare:
-	scripts/kernel-build-line.sh $(LINE) --prepare
+	scripts/kernel-build.sh $(LINE) --prepare
 
-# Another line's copy keeps its objects (rsync leaves excluded files), so
-# kbuild rebuilds only what changed.
+# The copy keeps its objects (rsync leaves excluded files), so kbuild
+# rebuilds only what changed.
+OBJECTS := '*.o' '*.ko' '*.mod' '*.mod.c' '.*.cmd' Module.symvers modules.order
 modules: kernel
-ifneq ($(LINE),6.1)
 	@mkdir -p $(MODDIR) $(KMODDIR)
-	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
-		--exclude='.*.cmd' --exclude=Module.symvers --exclude=modules.order module/ $(MODDIR)/
-	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
-		--exclude='.*.cmd' --exclude=Module.symvers --exclude=modules.order tests/kmod/ $(KMODDIR)/
-endif
+	rsync -a --delete $(addprefix --exclude=,$(OBJECTS)) module/ $(MODDIR)/
+	rsync -a --delete $(addprefix --exclude=,$(OBJECTS)) tests/kmod/ $(KMODDIR)/
 	$(MAKE) -C $(KDIR) M=$(MODDIR) modules
 	$(MAKE) -C $(KDIR) M=$(KMODDIR) modules
 
@@ -132,8 +126,7 @@ endif
 # kernel builds take the machine's build lock in turn anyway).
 # (KDIR is exported: each line's make must pick its own.)
 modules-all-lines:
-	env -u KDIR $(MAKE) --no-print-directory modules LINE=6.1
-	$(foreach l,$(OTHER_LINES),env -u KDIR $(MAKE) --no-print-directory modules LINE=$(l) &&) true
+	$(foreach l,$(LINES),env -u KDIR $(MAKE) --no-print-directory modules LINE=$(l) &&) true
 
 run: modules
 	tests/vm/run.sh --demo $(VM_LINE)
@@ -145,38 +138,29 @@ check-slow: modules
 	MMTUNE_VM_SLOW=only tests/vm/run.sh $(VM_LINE)
 
 check-selftests: modules
-	MMTUNE_VM_SLOW=1 tests/vm/run.sh --tests '80-*' $(VM_LINE)
+	MMTUNE_VM_SLOW=1 tests/vm/run.sh --tests 'selftests-*' $(VM_LINE)
 
 kernel-debug:
-ifeq ($(LINE),6.1)
-	scripts/kernel-build.sh --variant debug
-else
-	scripts/kernel-build-line.sh $(LINE) --variant debug
-endif
+	scripts/kernel-build.sh $(LINE) --variant debug
 
 # The peer of a line's instruction counts: upstream's kernel of the same
-# config without the series (6.12: 7.3, linux-source-7.3 of
-# trixie-backports; PEER= for none).
-PEER ?= $(if $(filter 6.12,$(LINE)),7.3)
+# config without the series (the line's bench_peer; 6.12: 7.3,
+# linux-source-7.3 of trixie-backports; PEER= for none).
+PEER ?= $(call row,bench_peer)
 
 kernel-bench:
-ifeq ($(LINE),6.1)
-	scripts/kernel-build-bench.sh bench-prod
-	scripts/kernel-build-bench.sh bench-unpatched
-else
-	scripts/kernel-build-bench.sh bench-prod --line $(LINE)
-	scripts/kernel-build-bench.sh bench-unpatched --line $(LINE)
+	scripts/kernel-build-bench.sh $(LINE) bench-prod
+	scripts/kernel-build-bench.sh $(LINE) bench-unpatched
 ifneq ($(PEER),)
 	scripts/install-kernel-source.sh $(PEER)
-	scripts/kernel-build-bench.sh bench-unpatched --line $(PEER)
-endif
+	scripts/kernel-build-bench.sh $(PEER) bench-unpatched
 endif
 
 bench-icount: kernel-bench
-	tests/bench/icount-features.sh $(if $(filter 6.1,$(LINE)),,--line $(LINE)) $(if $(PEER),--peer $(PEER))
+	tests/bench/icount-features.sh --line $(LINE) $(if $(PEER),--peer $(PEER))
 
 kernel-bench-irqsoff:
-	scripts/kernel-build-bench.sh bench-irqsoff
+	scripts/kernel-build-bench.sh $(LINE) bench-irqsoff
 
 bench-irqsoff: kernel-bench-irqsoff
 	tests/bench/run.sh irqsoff
@@ -196,8 +180,7 @@ style: kernel
 # Not part of check yet (see kernel-patches/README.md, "Build matrix"): needs no kernel
 # build, only the source packages. Both lines run even if the first fails.
 check-matrix:
-	@rc=0; scripts/check-build-matrix.sh || rc=1; \
-	scripts/check-build-matrix-line.sh 6.12 || rc=1; exit $$rc
+	@rc=0; for l in $(LINES); do scripts/check-build-matrix.sh $$l || rc=1; done; exit $$rc
 
 vm-check: modules
 	tests/vm/run.sh $(VM_LINE)
@@ -221,12 +204,13 @@ check-packaging-suites: packages
 kernel-packages-cloud:
 	packaging/kernel/build-kernel-pkgs.sh --line $(LINE) --distro debian-cloud --deb
 
-# The set of that line (build-kernel-pkgs.sh links 6.1's as kernel-pkgs).
-KERNEL_PKGS = build/packaging/kernel-pkgs$(if $(filter 6.1,$(LINE)),,-$(LINE))
+# The set of that line.
+KERNEL_PKGS = build/packaging/kernel-pkgs-$(LINE)
 
-# The Debian release of the root the cloud tests install into: bookworm
-# (Debian 12) or trixie (Debian 13, 6.12 only).
-RELEASE ?= bookworm
+# The Debian release of the root the cloud tests install into: the first
+# of the line's cloud_releases (bookworm, Debian 12; 6.12 also trixie,
+# Debian 13).
+RELEASE ?= $(firstword $(call row,cloud_releases))
 
 check-packaging-cloud: kernel-packages-cloud
 	tests/packaging/cloud.sh --line $(LINE) --release $(RELEASE) $(KERNEL_PKGS)
@@ -247,7 +231,7 @@ check-packaging-cloud-6.12:
 	$(MAKE) --no-print-directory kernel-packages-cloud LINE=6.1
 	$(MAKE) --no-print-directory kernel-packages-cloud LINE=6.12
 	rc=0; \
-	tests/packaging/cloud.sh --line 6.12 --release bookworm --from build/packaging/kernel-pkgs build/packaging/kernel-pkgs-6.12 || rc=1; \
+	tests/packaging/cloud.sh --line 6.12 --release bookworm --from build/packaging/kernel-pkgs-6.1 build/packaging/kernel-pkgs-6.12 || rc=1; \
 	tests/packaging/cloud.sh --line 6.12 --release trixie build/packaging/kernel-pkgs-6.12 || rc=1; \
 	exit $$rc
 
@@ -263,15 +247,16 @@ check-packaging-kernels:
 	packaging/build.sh deb
 	tests/packaging/profiles-boot.sh
 
-# The kernel sets it takes are the ones built last (build/packaging/kernel-pkgs):
+# The kernel sets it takes are 6.1's built last (build/packaging/kernel-pkgs-6.1):
 # make kernel-packages or kernel-packages-cloud first.
 repo: packages
 	packaging/repo/make-repo.sh
 
-clean:
-	rm -rf build/unit build/vm build/vm-[0-9]* build/vm-split build/vm-failed-* build/debug build/debug-[0-9]* build/test-logs build/packaging \
-		$(foreach l,$(OTHER_LINES),build/$(l))
-	-$(MAKE) -C $(KDIR) M=$(CURDIR)/module clean
-	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
+results:
+	scripts/render-results.py
 
-.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-suites check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub check-packaging-kernels repo
+clean:
+	rm -rf build/unit build/vm-split build/vm-failed-* build/test-logs build/packaging \
+		$(foreach l,$(LINES),build/$(l)/module build/$(l)/kmod build/$(l)/vm build/$(l)/debug)
+
+.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-suites check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub check-packaging-kernels repo results

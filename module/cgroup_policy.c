@@ -206,6 +206,9 @@ static int cgroup_policy_thp_orders(struct vm_area_struct *vma, int kind,
 	return orders & p->orders;
 }
 
+static MMTUNE_HOOKS(cgroup_policy,
+		     .thp_orders = cgroup_policy_thp_orders);
+
 /* After every change of the table, under cgp_lock. */
 static void cgp_changed(void)
 {
@@ -649,14 +652,14 @@ static ssize_t sizes_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 
-static struct kobj_attribute max_entries_attr = __ATTR_RO(max_entries);
-static struct kobj_attribute nr_entries_attr = __ATTR_RO(nr_entries);
-static struct kobj_attribute sizes_attr = __ATTR_RO(sizes);
+static MMTUNE_ATTR_RO(max_entries);
+static MMTUNE_ATTR_RO(nr_entries);
+static MMTUNE_ATTR_RO(sizes);
 
 static struct attribute *cgroup_policy_attrs[] = {
-	&max_entries_attr.attr,
-	&nr_entries_attr.attr,
-	&sizes_attr.attr,
+	MMTUNE_ATTR(max_entries),
+	MMTUNE_ATTR(nr_entries),
+	MMTUNE_ATTR(sizes),
 	NULL,
 };
 
@@ -688,12 +691,6 @@ static void cgroup_policy_exit(void)
 	rcu_barrier();
 }
 
-static const struct mmtune_ops cgroup_policy_hooks = {
-	.thp_orders	= cgroup_policy_thp_orders,
-};
-
-const struct mmtune_desc cgroup_policy_feature = {
-	MMTUNE_DESC(cgroup_policy, CGROUP_POLICY),
-	.bin_attrs = cgroup_policy_bin_attrs,
-	.exit = cgroup_policy_exit,
-};
+MMTUNE_DEFINE_FEATURE(cgroup_policy, CGROUP_POLICY,
+		      .bin_attrs = cgroup_policy_bin_attrs,
+		      .exit = cgroup_policy_exit);

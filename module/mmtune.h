@@ -52,6 +52,21 @@ struct mmtune_desc {
 	.attrs = feat##_attrs, .counters = feat##_counters,		\
 	.counter_base = &feat##_stats
 
+/*
+ * FEAT_hooks, the hooks of group FEAT: its members of struct mmtune_ops.
+ * FEAT_feature, its descriptor (see MMTUNE_DESC), with further fields.
+ *
+ *	static MMTUNE_HOOKS(foo, .foo_hook = foo_hook);
+ *	...
+ *	MMTUNE_DEFINE_FEATURE(foo, FOO, .enable = foo_enable);
+ */
+#define MMTUNE_HOOKS(feat, ...)						\
+	const struct mmtune_ops feat##_hooks = { __VA_ARGS__ }
+#define MMTUNE_DEFINE_FEATURE(feat, ID, ...)				\
+	const struct mmtune_desc feat##_feature = {			\
+		MMTUNE_DESC(feat, ID), __VA_ARGS__			\
+	}
+
 /* The one ops this module registers (main.c). */
 extern struct mmtune_ops mmtune_ops;
 
@@ -165,6 +180,11 @@ unsigned long mmtune_counter_sum(const void __percpu *base, size_t offset);
 
 /* An entry of a feature's attrs[]. */
 #define MMTUNE_KNOB_ATTR(_name)		(&_name##_knob.kattr.attr)
+
+/* A read-only file of a feature, shown by _name_show(), and its entry. */
+#define MMTUNE_ATTR_RO(_name)						\
+	struct kobj_attribute _name##_attr = __ATTR_RO(_name)
+#define MMTUNE_ATTR(_name)		(&_name##_attr.attr)
 
 /* A page holds nothing but zero bytes. Never call it for a poisoned one. */
 static inline bool mmtune_page_is_zero(struct page *page)

@@ -44,9 +44,18 @@ struct pcp_high_stats {
 };
 static DEFINE_PER_CPU(struct pcp_high_stats, pcp_high_stats);
 
-static void pcp_load(struct pcpp_state *st, struct zone *zone,
+/* One hook call: the pageset, the knobs and what the policy did to them. */
+struct pcp_call {
+	struct pcpp_state st;
+	struct pcpp_params p;
+	struct pcpp_events ev;
+};
+
+static void pcp_load(struct pcp_call *c, struct zone *zone,
 		     struct per_cpu_pages *pcp)
 {
+	struct pcpp_state *st = &c->st;
+
 	st->count = pcp->count;
 	st->high_min = READ_ONCE(pcp->high_min);
 	st->high_max = READ_ONCE(pcp->high_max);
@@ -59,22 +68,24 @@ static void pcp_load(struct pcpp_state *st, struct zone *zone,
 	st->flags = pcp->flags;
 }
 
-static void pcp_store(struct per_cpu_pages *pcp, const struct pcpp_state *st)
+/* Only where the tuner decides: the knobs it reads, no events yet. */
+static const struct pcpp_params *pcp_params(struct pcp_call *c)
 {
-	WRITE_ONCE(pcp->high, st->high);
-	pcp->free_count = st->free_count;
-	pcp->alloc_factor = st->alloc_factor;
-	pcp->flags = st->flags;
+	c->p.scale_max = CONFIG_PCP_BATCH_SCALE_MAX;
+	c->p.decay_percent = READ_ONCE(decay_percent);
+	c->ev = (struct pcpp_events){};
+	return &c->p;
 }
 
-static void pcp_params(struct pcpp_params *p)
+/* After the policy ran: write the pageset back and count what it did. */
+static void pcp_store(struct per_cpu_pages *pcp, const struct pcp_call *c)
 {
-	p->scale_max = CONFIG_PCP_BATCH_SCALE_MAX;
-	p->decay_percent = READ_ONCE(decay_percent);
-}
+	const struct pcpp_events *ev = &c->ev;
 
-static void pcp_count_events(const struct pcpp_events *ev)
-{
+	WRITE_ONCE(pcp->high, c->st.high);
+	pcp->free_count = c->st.free_count;
+	pcp->alloc_factor = c->st.alloc_factor;
+	pcp->flags = c->st.flags;
 	if (ev->raised)
 		this_cpu_add(pcp_high_stats.raises, ev->raised);
 	if (ev->lowered)
@@ -93,14 +104,12 @@ static void pcp_count_events(const struct pcpp_events *ev)
 static int pcp_high_free(struct zone *zone, struct per_cpu_pages *pcp,
 			 unsigned int order)
 {
-	struct pcpp_events ev = {};
-	struct pcpp_state st;
-	struct pcpp_params p;
+	struct pcp_call c;
 	int nr;
 
-	pcp_load(&st, zone, pcp);
+	pcp_load(&c, zone, pcp);
 	if (!READ_ONCE(pcp_tuning)) {
-		if (pcpp_stock_free_drains(&st, order, pcp->free_factor))
+		if (pcpp_stock_free_drains(&c.st, order, pcp->free_factor))
 			this_cpu_inc(pcp_high_stats.drains);
 		return MMTUNE_STOCK;
 	}
@@ -108,14 +117,12 @@ static int pcp_high_free(struct zone *zone, struct per_cpu_pages *pcp,
 	 * The kernel updates ZONE_BELOW_HIGH on refills and drains only; a
 	 * free that may raise high checks the watermark itself.
 	 */
-	if (!st.below_high && st.count >= st.high)
-		st.below_high = zone_page_state(zone, NR_FREE_PAGES) <
-				high_wmark_pages(zone);
-	pcp_params(&p);
-	nr = pcpp_free(&st, order, &p, &ev);
-	pcp_store(pcp, &st);
-	pcp_count_events(&ev);
-	if (nr > 0 || st.count > st.high)
+	if (!c.st.below_high && c.st.count >= c.st.high)
+		c.st.below_high = zone_page_state(zone, NR_FREE_PAGES) <
+				  high_wmark_pages(zone);
+	nr = pcpp_free(&c.st, order, pcp_params(&c), &c.ev);
+	pcp_store(pcp, &c);
+	if (nr > 0 || c.st.count > c.st.high)
 		this_cpu_inc(pcp_high_stats.drains);
 	return nr;
 }
@@ -123,44 +130,41 @@ static int pcp_high_free(struct zone *zone, struct per_cpu_pages *pcp,
 static int pcp_high_refill(struct zone *zone, struct per_cpu_pages *pcp,
 			   unsigned int order)
 {
-	struct pcpp_events ev = {};
-	struct pcpp_state st;
-	struct pcpp_params p;
+	struct pcp_call c;
 	int nr;
 
-	pcp_load(&st, zone, pcp);
 	this_cpu_inc(pcp_high_stats.refill_calls);
+	pcp_load(&c, zone, pcp);
 	if (!READ_ONCE(pcp_tuning)) {
 		this_cpu_add(pcp_high_stats.refill_pages,
-			     pcpp_stock_refill(&st, order) << order);
+			     pcpp_stock_refill(&c.st, order) << order);
 		return MMTUNE_STOCK;
 	}
-	pcp_params(&p);
-	nr = pcpp_refill(&st, order, &p, &ev);
-	pcp_store(pcp, &st);
-	pcp_count_events(&ev);
+	nr = pcpp_refill(&c.st, order, pcp_params(&c), &c.ev);
+	pcp_store(pcp, &c);
 	/* What the kernel will ask for after its cap (see pcp_tuned_refill). */
-	nr = min(nr, max((st.high - st.count) >> order, 2));
+	nr = min(nr, max((c.st.high - c.st.count) >> order, 2));
 	this_cpu_add(pcp_high_stats.refill_pages, (unsigned long)nr << order);
 	return nr;
 }
 
 static int pcp_high_decay(struct zone *zone, struct per_cpu_pages *pcp)
 {
-	struct pcpp_events ev = {};
-	struct pcpp_state st;
-	struct pcpp_params p;
+	struct pcp_call c;
 	int more;
 
 	if (!READ_ONCE(pcp_tuning))
 		return MMTUNE_STOCK;
-	pcp_load(&st, zone, pcp);
-	pcp_params(&p);
-	more = pcpp_decay(&st, &p, &ev);
-	pcp_store(pcp, &st);
-	pcp_count_events(&ev);
+	pcp_load(&c, zone, pcp);
+	more = pcpp_decay(&c.st, pcp_params(&c), &c.ev);
+	pcp_store(pcp, &c);
 	return more;
 }
+
+static MMTUNE_HOOKS(pcp_high,
+		     .pcp_free = pcp_high_free,
+		     .pcp_refill = pcp_high_refill,
+		     .pcp_decay = pcp_high_decay);
 
 /*
  * Ask the kernel for the bounds the knobs say, static ones while observing,
@@ -280,7 +284,7 @@ static ssize_t zones_show(struct kobject *kobj, struct kobj_attribute *attr,
 	}
 	return len;
 }
-static struct kobj_attribute zones_attr = __ATTR_RO(zones);
+static MMTUNE_ATTR_RO(zones);
 
 #define STAT(field) MMTUNE_COUNTER(pcp_high_stats, field)
 static const struct mmtune_counter pcp_high_counters[] = {
@@ -295,18 +299,10 @@ static struct attribute *pcp_high_attrs[] = {
 	MMTUNE_KNOB_ATTR(high_max_fraction),
 	MMTUNE_KNOB_ATTR(high_min_fraction),
 	MMTUNE_KNOB_ATTR(decay_percent),
-	&zones_attr.attr,
+	MMTUNE_ATTR(zones),
 	NULL,
 };
 
-static const struct mmtune_ops pcp_high_hooks = {
-	.pcp_free	= pcp_high_free,
-	.pcp_refill	= pcp_high_refill,
-	.pcp_decay	= pcp_high_decay,
-};
-
-const struct mmtune_desc pcp_high_feature = {
-	MMTUNE_DESC(pcp_high, PCP_HIGH),
-	.enable		= pcp_high_enable,
-	.disable	= pcp_high_disable,
-};
+MMTUNE_DEFINE_FEATURE(pcp_high, PCP_HIGH,
+		      .enable = pcp_high_enable,
+		      .disable = pcp_high_disable);

@@ -55,6 +55,10 @@ static void split_zero_done(enum mmtune_split_reason reason,
 		atomic_long_add(unmapped, &dropped_by_reclaim);
 }
 
+static MMTUNE_HOOKS(split_zero,
+		     .split_zero_scan = split_zero_scan,
+		     .split_zero_done = split_zero_done);
+
 static MMTUNE_KNOB_CHOICE(mode, mode, split_zero_mode_names, NULL);
 
 /* Zero subpages that reclaim freed instead of writing, in bytes. */
@@ -65,8 +69,7 @@ static ssize_t bytes_not_written_show(struct kobject *kobj,
 			  (unsigned long)atomic_long_read(&dropped_by_reclaim) *
 			  PAGE_SIZE);
 }
-static struct kobj_attribute bytes_not_written_attr =
-	__ATTR_RO(bytes_not_written);
+static MMTUNE_ATTR_RO(bytes_not_written);
 
 #define STAT(field) MMTUNE_COUNTER(split_zero_stats, field)
 static const struct mmtune_counter split_zero_counters[] = {
@@ -78,15 +81,8 @@ static const struct mmtune_counter split_zero_counters[] = {
 
 static struct attribute *split_zero_attrs[] = {
 	MMTUNE_KNOB_ATTR(mode),
-	&bytes_not_written_attr.attr,
+	MMTUNE_ATTR(bytes_not_written),
 	NULL,
 };
 
-static const struct mmtune_ops split_zero_hooks = {
-	.split_zero_scan	= split_zero_scan,
-	.split_zero_done	= split_zero_done,
-};
-
-const struct mmtune_desc split_zero_feature = {
-	MMTUNE_DESC(split_zero, SPLIT_ZERO),
-};
+MMTUNE_DEFINE_FEATURE(split_zero, SPLIT_ZERO);

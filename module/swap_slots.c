@@ -330,6 +330,11 @@ static void swap_slots_drain(void)
 	drain_all();
 }
 
+static MMTUNE_HOOKS(swap_slots,
+		     .swap_slot_alloc = swap_slots_alloc,
+		     .swap_slot_free = swap_slots_free,
+		     .swap_slots_drain = swap_slots_drain);
+
 static int slots_cpu_online(unsigned int cpu)
 {
 	struct slot_cache *c = per_cpu_ptr(&slot_caches, cpu);
@@ -391,7 +396,7 @@ static ssize_t active_show(struct kobject *kobj, struct kobj_attribute *attr,
 {
 	return sysfs_emit(buf, "%d\n", READ_ONCE(cache_active));
 }
-static struct kobj_attribute active_attr = __ATTR_RO(active);
+static MMTUNE_ATTR_RO(active);
 
 /*
  * "cpu<N> <alloc side> <free side>", for the CPUs whose cache holds slots:
@@ -421,7 +426,7 @@ static ssize_t cached_show(struct kobject *kobj, struct kobj_attribute *attr,
 		len += sysfs_emit_at(buf, len, "more %u\n", more);
 	return len;
 }
-static struct kobj_attribute cached_attr = __ATTR_RO(cached);
+static MMTUNE_ATTR_RO(cached);
 
 #define STAT(field) MMTUNE_COUNTER(swap_slots_stats, field)
 static const struct mmtune_counter swap_slots_counters[] = {
@@ -437,8 +442,8 @@ static struct attribute *swap_slots_attrs[] = {
 	MMTUNE_KNOB_ATTR(cache_size),
 	MMTUNE_KNOB_ATTR(activate_factor),
 	MMTUNE_KNOB_ATTR(deactivate_factor),
-	&active_attr.attr,
-	&cached_attr.attr,
+	MMTUNE_ATTR(active),
+	MMTUNE_ATTR(cached),
 	NULL,
 };
 
@@ -502,16 +507,8 @@ static void swap_slots_exit(void)
 	swap_slots_free_caches();
 }
 
-static const struct mmtune_ops swap_slots_hooks = {
-	.swap_slot_alloc	= swap_slots_alloc,
-	.swap_slot_free		= swap_slots_free,
-	.swap_slots_drain	= swap_slots_drain,
-};
-
-const struct mmtune_desc swap_slots_feature = {
-	MMTUNE_DESC(swap_slots, SWAP_SLOTS),
-	.init		= swap_slots_init,
-	.exit		= swap_slots_exit,
-	/* No hook runs any more: hand every slot back. */
-	.disable	= drain_all,
-};
+MMTUNE_DEFINE_FEATURE(swap_slots, SWAP_SLOTS,
+		      .init = swap_slots_init,
+		      .exit = swap_slots_exit,
+		      /* No hook runs any more: hand every slot back. */
+		      .disable = drain_all);

@@ -127,6 +127,10 @@ static void thp_swap_split_failed(struct folio *folio)
 	this_cpu_inc(thp_swap_stats.thp_split_failed);
 }
 
+static MMTUNE_HOOKS(thp_swap,
+		     .thp_swap_split = thp_swap_split,
+		     .thp_swap_split_failed = thp_swap_split_failed);
+
 static int thp_swap_set_sample_size(u32 val)
 {
 	return thp_policy_check(val, threshold);
@@ -142,22 +146,19 @@ static MMTUNE_KNOB_U32(sample_size, sample_size, THP_SAMPLE_SIZE_MIN,
 		       THP_SAMPLE_SIZE_MAX, thp_swap_set_sample_size);
 static MMTUNE_KNOB_U32(threshold, threshold, 0, THP_THRESHOLD_MAX,
 		       thp_swap_set_threshold);
-static MMTUNE_KNOB_ORDER_CHOICE(policy_16kB, size_policy, 2,
-				thp_size_policy_names);
-static MMTUNE_KNOB_ORDER_CHOICE(policy_32kB, size_policy, 3,
-				thp_size_policy_names);
-static MMTUNE_KNOB_ORDER_CHOICE(policy_64kB, size_policy, 4,
-				thp_size_policy_names);
-static MMTUNE_KNOB_ORDER_CHOICE(policy_128kB, size_policy, 5,
-				thp_size_policy_names);
-static MMTUNE_KNOB_ORDER_CHOICE(policy_256kB, size_policy, 6,
-				thp_size_policy_names);
-static MMTUNE_KNOB_ORDER_CHOICE(policy_512kB, size_policy, 7,
-				thp_size_policy_names);
-static MMTUNE_KNOB_ORDER_CHOICE(policy_1024kB, size_policy, 8,
-				thp_size_policy_names);
-static MMTUNE_KNOB_ORDER_CHOICE(policy_2048kB, size_policy, 9,
-				thp_size_policy_names);
+
+/* The per-size policies, one knob per mTHP order (2 to PMD). */
+#define POLICY_KNOB(_size, _order)					\
+	MMTUNE_KNOB_ORDER_CHOICE(policy_##_size, size_policy, _order,	\
+				 thp_size_policy_names)
+static POLICY_KNOB(16kB, 2);
+static POLICY_KNOB(32kB, 3);
+static POLICY_KNOB(64kB, 4);
+static POLICY_KNOB(128kB, 5);
+static POLICY_KNOB(256kB, 6);
+static POLICY_KNOB(512kB, 7);
+static POLICY_KNOB(1024kB, 8);
+static POLICY_KNOB(2048kB, 9);
 
 #define STAT(field) MMTUNE_COUNTER(thp_swap_stats, field)
 static const struct mmtune_counter thp_swap_counters[] = {
@@ -183,11 +184,4 @@ static struct attribute *thp_swap_attrs[] = {
 	NULL,
 };
 
-static const struct mmtune_ops thp_swap_hooks = {
-	.thp_swap_split		= thp_swap_split,
-	.thp_swap_split_failed	= thp_swap_split_failed,
-};
-
-const struct mmtune_desc thp_swap_feature = {
-	MMTUNE_DESC(thp_swap, THP_SWAP),
-};
+MMTUNE_DEFINE_FEATURE(thp_swap, THP_SWAP);

@@ -233,6 +233,11 @@ static MMTUNE_KNOB_ORDER_BOOL(load_256kB, load_order, 6);
 static MMTUNE_KNOB_ORDER_BOOL(load_512kB, load_order, 7);
 static MMTUNE_KNOB_ORDER_BOOL(load_1024kB, load_order, 8);
 static MMTUNE_KNOB_ORDER_BOOL(load_2048kB, load_order, 9);
+
+static MMTUNE_HOOKS(zswap_large, .zswap_store_large = zswap_large_store,
+		     .zswap_load_large = zswap_large_load);
+#else
+static MMTUNE_HOOKS(zswap_large, .zswap_store_large = zswap_large_store);
 #endif
 
 static MMTUNE_KNOB_U32(backoff_ms, backoff_ms, 0, BACKOFF_MS_MAX, NULL);
@@ -261,7 +266,7 @@ static ssize_t fallback_disk_show(struct kobject *kobj,
 			  MMTUNE_COUNTER_SUM(zswap_large_stats, rollback_other) +
 			  MMTUNE_COUNTER_SUM(zswap_large_stats, backoff_skipped));
 }
-static struct kobj_attribute fallback_disk_attr = __ATTR_RO(fallback_disk);
+static MMTUNE_ATTR_RO(fallback_disk);
 
 #define STAT(field) MMTUNE_COUNTER(zswap_large_stats, field)
 static const struct mmtune_counter zswap_large_counters[] = {
@@ -301,17 +306,8 @@ static struct attribute *zswap_large_attrs[] = {
 	MMTUNE_KNOB_ATTR(load_1024kB),
 	MMTUNE_KNOB_ATTR(load_2048kB),
 #endif
-	&fallback_disk_attr.attr,
+	MMTUNE_ATTR(fallback_disk),
 	NULL,
 };
 
-static const struct mmtune_ops zswap_large_hooks = {
-	.zswap_store_large	= zswap_large_store,
-#if MMTUNE_ZSWAP_LOAD
-	.zswap_load_large	= zswap_large_load,
-#endif
-};
-
-const struct mmtune_desc zswap_large_feature = {
-	MMTUNE_DESC(zswap_large, ZSWAP_LARGE),
-};
+MMTUNE_DEFINE_FEATURE(zswap_large, ZSWAP_LARGE);

@@ -1,19 +1,24 @@
 #!/bin/bash
-# Build matrix as TAP: the kernel patch series and the module under the
-# kernel configurations a distribution or a user may choose, without
-# building a kernel.
+# Build matrix as TAP: a kernel line's patch series and the module under
+# the kernel configurations a distribution or a user may choose, without
+# building a kernel. One script for every line: what differs per line is
+# data in its row, kernel-patches/LINE/line.conf (matrix_configs,
+# stock_fixes). make check-matrix runs it for every line.
 #
-#   scripts/check-build-matrix.sh [--fresh] [CONFIG...]
+#   scripts/check-build-matrix.sh LINE [--fresh|--plan] [CONFIG...]
 #
-# CONFIG (default: all, in this order):
+# --plan: print the TAP plan and what is checked (the touched objects, the
+# identity set, the mmtune exports), then stop: nothing is built.
+#
+# CONFIG (default: the row's matrix_configs, in this order):
 #   test       the test kernel's config (scripts/kernel-lib.sh:
-#              x86_64_defconfig + kvm_guest.config + test-vm.config)
+#              x86_64_defconfig + kvm_guest.config + the row's fragments)
 #   hooks-off  test + CONFIG_MMTUNE_HOOKS=n
 #   swap-off   test + CONFIG_SWAP=n
 #   zswap-off  test + CONFIG_ZSWAP=n
 #   thp-off    test + CONFIG_TRANSPARENT_HUGEPAGE=n
 #   smp-off    test + CONFIG_SMP=n
-#   debian     Debian's generic amd64 config (linux-config-6.1) adapted
+#   debian     Debian's generic amd64 config (linux-config-LINE) adapted
 #              by packaging/kernel/distro-config.sh (hooks on)
 #   bisect     not a configuration: the series applied patch by patch to
 #              a tree of its own, and after each patch the objects the
@@ -27,55 +32,54 @@
 #            and without any warning
 #   exports  with the hooks off no mmtune export (EXPORT_SYMBOL*(sym,
 #            MMTUNE) in the patches) is in those objects; with the hooks
-#            on each one whose object is built is there, in namespace MMTUNE
+#            on each one whose object is built is there, GPL-only, in
+#            namespace MMTUNE (__ksymtab* up to 6.4, .export_symbol after)
 #   module   "make M=module" (W=1) builds mmtune.ko without a compiler
-#            warning, and each mmtune symbol it uses is exported by this
-#            configuration; a skip where the hooks are off
-# and for hooks-off, one point per touched object:
+#            warning, each mmtune symbol it uses is exported by this
+#            configuration and it imports MMTUNE; a skip where the hooks
+#            are off
+# and for hooks-off, one point per object of the identity set (the
+# touched objects, and the objects of their directories whose source
+# includes a header the series touches):
 #   stock    the object disassembles (objdump -dr, the file name line
 #            dropped) as the one built from the unpatched tree with the
-#            same config, plus only the patches listed in stock_fixes
-#            below (each justified in the cover letter). Where line
-#            numbers differ (lockdep's RCU checks pass __LINE__, and the
-#            series moves lines), both are built again with __LINE__
-#            fixed at 0 and must then be identical. The unpatched tree
-#            is build/matrix/stock, named as long as build/matrix/linux
-#            so that file name strings keep their offsets.
+#            same config, plus only the row's stock_fixes (each justified
+#            in the cover letter). Where line numbers differ (lockdep's
+#            RCU checks pass __LINE__, and the series moves lines), both
+#            are built again with __LINE__ fixed at 0 and must then be
+#            identical. The unpatched tree is build/LINE/matrix/stock,
+#            named as long as build/LINE/matrix/linux so that file name
+#            strings keep their offsets.
 # and for bisect, one point per patch and configuration (test, hooks-off):
 #            with the series applied up to that patch, the touched objects
 #            that exist and are built compile with W=1, without a warning.
 #
 # Only "make modules_prepare" and single objects are built, never vmlinux:
-# one O= object directory per configuration under build/matrix, kept
+# one O= object directory per configuration under build/LINE/matrix, kept
 # between runs (the unpatched tree and the bisect tree are hard-linked
-# copies of the pristine tree, each file a patch writes copied first) (kbuild rebuilds what changed, ccache in
-# $MMTUNE_CACHE/ccache makes the rest cheap). The patched tree is rebuilt
-# when its inputs change (series, test-vm.config, distro-config.sh,
-# Debian's config, compiler, this script) or with --fresh. Compiles run
-# under "nice -n 10" with -j2 (MMTUNE_MATRIX_JOBS): the machine is shared.
-# Logs: build/matrix/logs/.
+# copies of the pristine tree, each file a patch writes copied first)
+# (kbuild rebuilds what changed, ccache in $MMTUNE_CACHE/ccache makes the
+# rest cheap). The patched tree is rebuilt when its inputs change (series,
+# the row, its fragments, distro-config.sh, Debian's config, compiler,
+# this script) or with --fresh. Compiles run under "nice -n 10" with -j2
+# (MMTUNE_MATRIX_JOBS): the machine is shared. Logs: build/LINE/matrix/logs/.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
-series_dir=$repo/kernel-patches/6.1
-fragment=$repo/kernel-patches/configs/test-vm.config
+kline=${1:-}
+case "$kline" in
+''|-*) echo "usage: $0 LINE [--fresh] [CONFIG...]" >&2; exit 2 ;;
+esac
+shift
 distro_config=$repo/packaging/kernel/distro-config.sh
-debian_cfg=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
-work=$repo/build/matrix
+debian_cfg=/usr/src/linux-config-$kline/config.amd64_none_amd64.xz
+work=$repo/build/$kline/matrix
 tree=$work/linux
 stock=$work/stock
 bisect=$work/bisect
 logs=$work/logs
 jobs=${MMTUNE_MATRIX_JOBS:-2}
-
-# Patches of the series that change the kernel also with
-# CONFIG_MMTUNE_HOOKS=n: fixes that stand without mmtune, each justified in
-# the cover letter (0000). hooks-off is compared with the unpatched tree
-# plus these; nothing else may differ.
-#   0001: backport of upstream's "mm: zswap: properly synchronize freeing
-#         resources during CPU hotunplug" (a use-after-free of stock 6.1).
-stock_fixes=(0001-mm-zswap-synchronize-freeing-per-CPU-resources-with-.patch)
 
 all_configs=(test hooks-off swap-off zswap-off thp-off smp-off debian bisect)
 # What each configuration requests on top of its base, and its base.
@@ -83,23 +87,35 @@ declare -A want=([test]=MMTUNE_HOOKS=y [hooks-off]=MMTUNE_HOOKS=n
 	[swap-off]=SWAP=n [zswap-off]=ZSWAP=n [thp-off]=TRANSPARENT_HUGEPAGE=n
 	[smp-off]=SMP=n [debian]=MMTUNE_HOOKS=y [bisect]=-)
 
-fresh=0
+fresh=0 plan_only=0
 configs=()
 for a in "$@"; do
 	case "$a" in
 	--fresh) fresh=1 ;;
+	--plan) plan_only=1 ;;
 	-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*)
-		[ -n "${want[$a]:-}" ] || { echo "usage: $0 [--fresh] [${all_configs[*]}]" >&2; exit 2; }
+		[ -n "${want[$a]:-}" ] || { echo "usage: $0 LINE [--fresh|--plan] [${all_configs[*]}]" >&2; exit 2; }
 		configs+=("$a") ;;
 	esac
 done
-[ ${#configs[@]} -gt 0 ] || configs=("${all_configs[@]}")
 
-log() { echo "build-matrix: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+log_name=build-matrix-$kline
 cd "$repo" || exit 1
 . scripts/kernel-lib.sh
+kernel_line "$kline"
+# The row's matrix keys: its configurations, and its patches that change
+# the kernel also with CONFIG_MMTUNE_HOOKS=n (fixes that stand without
+# mmtune, each justified in the cover letter): hooks-off is compared with
+# the unpatched tree plus these; nothing else may differ.
+read -ra stock_fixes <<<"${stock_fixes:-}"
+if [ ${#configs[@]} -eq 0 ]; then
+	read -ra configs <<<"${matrix_configs:-}"
+	[ ${#configs[@]} -gt 0 ] || die "$line_conf: matrix_configs is not set"
+	for a in "${configs[@]}"; do
+		[ -n "${want[$a]:-}" ] || die "$line_conf: matrix_configs: no configuration '$a' (${all_configs[*]})"
+	done
+fi
 . tests/lib/tap.sh
 
 export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$work CCACHE_MAXSIZE=5G
@@ -125,8 +141,9 @@ kmake() { kmake_in "$tree" "$@"; }
 secs_since() { echo "$((SECONDS - $1)) s"; }
 
 # The series, read from the patches: each touched .c file as its object,
-# and each mmtune export as "SYMBOL FILE".
+# each touched header, and each mmtune export as "SYMBOL FILE".
 touched_objs=$(grep -h '^+++ b/.*\.c$' "$series_dir"/0*.patch | sed 's|^+++ b/||; s|\.c$|.o|' | sort -u)
+touched_hdrs=$(grep -h '^+++ b/include/.*\.h$' "$series_dir"/0*.patch | sed 's|^+++ b/include/||' | sort -u)
 mmtune_exports=$(awk '
 	/^\+\+\+ b\// { file = substr($2, 3) }
 	/^\+[ \t]*EXPORT_SYMBOL[A-Z_]*\([A-Za-z0-9_]+, *MMTUNE\)/ {
@@ -144,38 +161,53 @@ done
 # Files a patch writes: "--- a/F" and "+++ b/F" (not /dev/null).
 patch_files() { sed -n 's|^--- a/||p; s|^+++ b/||p' "$@" | sed 's/[[:space:]].*//' | sort -u; }
 
+# The identity set: the touched objects, and the objects of the same
+# directories whose source includes a touched header directly (read in the
+# pristine tree: a file that only the series makes include one is touched).
+mkdir -p "$logs" "$work/configs"
+kernel_source
+id_objs=$(
+	echo "$touched_objs"
+	for dir in $(echo "$touched_objs" | xargs -n1 dirname | sort -u); do
+		for h in $touched_hdrs; do
+			grep -l "^#include <$h>" "$pristine/$dir"/*.c 2>/dev/null
+		done
+	done | sed "s|^$pristine/||; s|\.c$|.o|"
+)
+id_objs=$(echo "$id_objs" | sort -u)
+
 n_points=1
 for name in "${configs[@]}"; do
 	case "$name" in
 	bisect) n_points=$((n_points + 2 * ${#series_patches[@]})) ;;
-	hooks-off) n_points=$((n_points + 4 + $(echo "$touched_objs" | wc -l))) ;;
+	hooks-off) n_points=$((n_points + 4 + $(echo "$id_objs" | wc -l))) ;;
 	*) n_points=$((n_points + 4)) ;;
 	esac
 done
 tap_header
 tap_plan $n_points
-tap_diag "touched objects: $(echo "$touched_objs" | tr '\n' ' ')"
-tap_diag "mmtune exports: $(echo "$mmtune_exports" | cut -d' ' -f1 | tr '\n' ' ')"
+tap_diag "line $kline: touched objects: $(echo "$touched_objs" | tr '\n' ' ')"
+tap_diag "line $kline: mmtune exports: $(echo "$mmtune_exports" | cut -d' ' -f1 | tr '\n' ' ')"
+tap_diag "line $kline: configurations: ${configs[*]}; identity set: $(echo "$id_objs" | tr '\n' ' ')"
+[ $plan_only -eq 0 ] || exit 0
 
 # --- The patched tree -------------------------------------------------
 # kernel_prepare_tree (as the test kernel is made: quilt --fuzz=0, then
 # the test config in the tree), Debian's config adapted in the same tree,
 # both configs kept, then "make mrproper": an O= build needs a clean tree.
-mkdir -p "$logs" "$work/configs"
-kernel_source
-key_inputs=("$0" "$fragment" "$distro_config")
+key_inputs=("$0" "${line_fragments[@]}" "$distro_config")
 [ -r "$debian_cfg" ] && key_inputs+=("$debian_cfg")
-key=$(kernel_inputs_key matrix "${key_inputs[@]}")
+key=$(kernel_inputs_key "matrix-$kline" "${key_inputs[@]}")
 tree_ok=1
 t0=$SECONDS
 if [ $fresh -eq 0 ] && [ "$(cat "$tree/.matrix-key" 2>/dev/null)" = "$key" ]; then
-	tap_ok "series applies to $src_pkg $pkgver with quilt --fuzz=0 (tree of an earlier run, same inputs, key $key)"
+	tap_ok "$kline series applies to $src_pkg $pkgver with quilt --fuzz=0 (tree of an earlier run, same inputs, key $key)"
 else
 	# Objects of an older tree could look newer than a file the new
 	# tree has back in its pristine state (cp -a keeps mtimes): start
 	# the object directories afresh; ccache keeps this cheap.
 	rm -rf "$tree" "$stock" "$bisect" "$work"/o-* "$work"/mod-* "$work"/configs/*
-	if (kernel_prepare_tree "$tree" "$logs" "$fragment") 2>"$logs/tree.log" &&
+	if (kernel_prepare_tree "$tree" "$logs" "${line_fragments[@]}") 2>"$logs/tree.log" &&
 		cp "$tree/.config" "$work/configs/test.config"; then
 		if [ -r "$debian_cfg" ]; then
 			xzcat "$debian_cfg" >"$work/configs/debian.in" &&
@@ -184,15 +216,15 @@ else
 		fi
 		if (cd "$tree" && nice -n 10 make -s mrproper) >>"$logs/tree.log" 2>&1; then
 			echo "$key" >"$tree/.matrix-key"
-			tap_ok "series applies to $src_pkg $pkgver with quilt --fuzz=0 ($(secs_since $t0))"
+			tap_ok "$kline series applies to $src_pkg $pkgver with quilt --fuzz=0 ($(secs_since $t0))"
 		else
 			tree_ok=0
-			tap_not_ok "series applies to $src_pkg $pkgver with quilt --fuzz=0: make mrproper failed"
+			tap_not_ok "$kline series applies to $src_pkg $pkgver with quilt --fuzz=0: make mrproper failed"
 			tail -n 20 "$logs/tree.log" | tap_diag
 		fi
 	else
 		tree_ok=0
-		tap_not_ok "series applies to $src_pkg $pkgver with quilt --fuzz=0"
+		tap_not_ok "$kline series applies to $src_pkg $pkgver with quilt --fuzz=0"
 		# From the patch that failed on (quilt names it and the hunk).
 		awk '/^Applying patch/ { n = 0 } { l[n++] = $0 } END { for (i = 0; i < n; i++) print l[i] }' \
 			"$logs/tree.log" | tail -n 30 | tap_diag
@@ -201,14 +233,15 @@ fi
 
 # --- Helpers per configuration ---------------------------------------
 
-# built_objs OBJDIR [SRC]: the touched objects that this configuration
-# builds from SRC (default: the patched tree), by asking kbuild's own
-# Makefile of each directory (obj-y, obj-m, and the parts of composite
-# objects such as page-alloc.o), with the configuration's auto.conf.
-# Assumes the directory itself is built, which holds for mm/.
+# built_objs OBJDIR SRC OBJ...: those of OBJ... that this configuration
+# builds from SRC, by asking kbuild's own Makefile of each directory
+# (obj-y, obj-m, and the parts of composite objects such as
+# page-alloc.o), with the configuration's auto.conf. Assumes the
+# directory itself is built, which holds for mm/.
 built_objs() {
-	local obj=$1 src=${2:-$tree} dir objs o
-	for dir in $(echo "$touched_objs" | xargs -n1 dirname | sort -u); do
+	local obj=$1 src=$2 dir objs o
+	shift 2
+	for dir in $(printf '%s\n' "$@" | xargs -n1 dirname | sort -u); do
 		objs=$(make -s --no-print-directory -f - srctree="$src" objtree="$obj" src="$dir" obj="$dir" <<-EOF 2>/dev/null
 			include $obj/include/config/auto.conf
 			include $src/$dir/\$(if \$(wildcard $src/$dir/Kbuild),Kbuild,Makefile)
@@ -217,41 +250,46 @@ built_objs() {
 			all: ;
 		EOF
 		) || return 1
-		for o in $(echo "$touched_objs" | grep "^$dir/"); do
+		for o in $(printf '%s\n' "$@" | grep "^$dir/"); do
 			case " $objs " in *" ${o#"$dir"/} "*) echo "$o" ;; esac
 		done
 	done
 }
 
 # ksym_table OBJ...: one line per export in the objects:
-# "SYMBOL NAMESPACE(or -) gpl|plain OBJECT". In 6.1 EXPORT_SYMBOL*()
-# makes a __ksymtab_SYM in section ___ksymtab[_gpl]+SYM and a string
-# __kstrtabns_SYM (the namespace) in __ksymtab_strings: what modpost
-# reads to write Module.symvers.
+# "SYMBOL NAMESPACE(or -) gpl|plain OBJECT", what modpost reads to write
+# Module.symvers. Up to 6.4 EXPORT_SYMBOL*() makes a __ksymtab_SYM in
+# section ___ksymtab[_gpl]+SYM and a string __kstrtabns_SYM (the
+# namespace) in __ksymtab_strings; from 6.5 on a __export_symbol_SYM in
+# section .export_symbol: the license ("GPL" or "") and the namespace as
+# strings. An object has one kind or the other: both are read.
 ksym_table() {
-	local o
-	for o in "$@"; do
-		awk -v o="$o" '
-			FNR == 1 { part++ }
-			# part 1: readelf -p __ksymtab_strings ("[  off]  string")
-			part == 1 && /^ *\[ *[0-9a-f]+\]/ {
-				s = $0; sub(/^ *\[ */, "", s); off = s; sub(/\].*/, "", off)
-				sub(/^[0-9a-f]+\] */, "", s); str[off] = s; next
-			}
-			# part 2: objdump -t
-			part == 2 && $NF ~ /^__kstrtabns_/ {
-				v = $1; sub(/^0+/, "", v); ns[substr($NF, 13)] = (v == "" ? "0" : v); next
-			}
-			part == 2 && $NF ~ /^__ksymtab_/ {
-				sym = substr($NF, 11); type[sym] = ($(NF - 2) ~ /^___ksymtab_gpl\+/) ? "gpl" : "plain"
-			}
-			END {
-				for (sym in type) {
-					n = (sym in ns) ? str[ns[sym]] : ""
-					print sym, (n == "" ? "-" : n), type[sym], o
-				}
-			}' <(readelf -p __ksymtab_strings "$o" 2>/dev/null) <(objdump -t "$o")
-	done
+	python3 - "$@" <<-'EOF'
+		import subprocess, sys, tempfile
+		def run(*a):
+		    return subprocess.run(a, capture_output=True).stdout
+		def section(o, name):
+		    with tempfile.NamedTemporaryFile() as t:
+		        run("objcopy", "-O", "binary", "--only-section=" + name, o, t.name)
+		        return open(t.name, "rb").read()
+		def cstr(data, off):
+		    return data[off:].split(b"\0")[0].decode()
+		for o in sys.argv[1:]:
+		    syms = [l.split() for l in run("objdump", "-t", o).decode().splitlines()]
+		    syms = [f for f in syms if len(f) > 2]
+		    exp, strs = section(o, ".export_symbol"), section(o, "__ksymtab_strings")
+		    ns = {f[-1][12:]: int(f[0], 16) for f in syms if f[-1].startswith("__kstrtabns_")}
+		    for f in syms:
+		        name = f[-1]
+		        if name.startswith("__export_symbol_"):
+		            off = int(f[0], 16)
+		            lic, n = exp[off:].split(b"\0")[:2]
+		            print(name[16:], n.decode() or "-", "gpl" if lic == b"GPL" else "plain", o)
+		        elif name.startswith("__ksymtab_") and f[-3].startswith("___ksymtab"):
+		            sym = name[10:]
+		            n = cstr(strs, ns[sym]) if sym in ns else ""
+		            print(sym, n or "-", "gpl" if f[-3].startswith("___ksymtab_gpl+") else "plain", o)
+	EOF
 }
 
 # compile_objs SRC OBJDIR LOG FRESH: make the touched objects that
@@ -262,7 +300,8 @@ ksym_table() {
 compile_objs() {
 	local src=$1 obj=$2 log=$3 fresh=$4 o
 	objs="" objv=() cc_rc=0 cc_warn="" cc_missing=""
-	objs=$(built_objs "$obj" "$src") && [ -n "$objs" ] || return 1
+	# shellcheck disable=SC2086 # one object per word
+	objs=$(built_objs "$obj" "$src" $touched_objs) && [ -n "$objs" ] || return 1
 	mapfile -t objv <<<"$objs"
 	[ "$fresh" = 1 ] && (cd "$obj" && rm -f "${objv[@]}")
 	kmake_in "$src" "$obj" -k "${objv[@]}" >"$log" 2>&1
@@ -299,7 +338,7 @@ for name in "${configs[@]}"; do
 	base="test"
 	[ "$name" = debian ] && base=debian
 	if [ $tree_ok -eq 0 ]; then
-		for step in config compile exports module; do tap_skip "$name: $step" "the series does not apply"; done
+		for step in config compile exports module; do tap_skip "$kline $name: $step" "the series does not apply"; done
 		continue
 	fi
 
@@ -310,12 +349,12 @@ for name in "${configs[@]}"; do
 	what="CONFIG_$sym=$val"
 	[ "$sym" != MMTUNE_HOOKS ] && what="$what, CONFIG_MMTUNE_HOOKS=$hooks"
 	if [ ! -f "$work/configs/$base.config" ]; then
-		tap_not_ok "$name: olddefconfig keeps $what"
+		tap_not_ok "$kline $name: olddefconfig keeps $what"
 		if [ "$base" = debian ]; then
 			if [ -r "$debian_cfg" ]; then
 				tail -n 20 "$logs/debian.distro-config.log" | tap_diag
 			else
-				tap_diag "$debian_cfg missing (apt-get install linux-config-6.1, or scripts/setup-host.sh)"
+				tap_diag "$debian_cfg missing (apt-get install linux-config-$kline, or scripts/setup-host.sh)"
 			fi
 		fi
 	else
@@ -339,14 +378,14 @@ for name in "${configs[@]}"; do
 		fi
 		if [ -z "$lost" ]; then
 			step_ok=1
-			tap_ok "$name: olddefconfig keeps $what ($(secs_since $t0))"
+			tap_ok "$kline $name: olddefconfig keeps $what ($(secs_since $t0))"
 		else
-			tap_not_ok "$name: olddefconfig keeps $what"
+			tap_not_ok "$kline $name: olddefconfig keeps $what"
 			tap_diag "Kconfig dropped:$lost (something selects or depends; see $obj/.config)"
 		fi
 	fi
 	if [ $step_ok -eq 0 ]; then
-		for step in compile exports module; do tap_skip "$name: $step" "the config step failed"; done
+		for step in compile exports module; do tap_skip "$kline $name: $step" "the config step failed"; done
 		continue
 	fi
 
@@ -357,12 +396,12 @@ for name in "${configs[@]}"; do
 	step_ok=0
 	objs=""
 	if ! kmake "$obj" modules_prepare >"$logs/$name.prepare.log" 2>&1; then
-		tap_not_ok "$name: W=1 compile of the touched objects: make modules_prepare failed"
+		tap_not_ok "$kline $name: W=1 compile of the touched objects: make modules_prepare failed"
 		grep -E 'error|Error' "$logs/$name.prepare.log" | head -n 20 | tap_diag
 	elif ! compile_objs "$tree" "$obj" "$logs/$name.compile.log" 1; then
-		tap_not_ok "$name: W=1 compile of the touched objects: cannot tell which are built"
+		tap_not_ok "$kline $name: W=1 compile of the touched objects: cannot tell which are built"
 	else
-		desc="$name: W=1 compile of the $(echo "$objs" | wc -w) touched objects built here, no warning"
+		desc="$kline $name: W=1 compile of the $(echo "$objs" | wc -w) touched objects built here, no warning"
 		[ $cc_rc -eq 0 ] && [ -z "$cc_missing" ] && step_ok=1
 		if [ $step_ok -eq 1 ] && [ -z "$cc_warn" ]; then
 			tap_ok "$desc ($(secs_since $t0))"
@@ -377,7 +416,7 @@ for name in "${configs[@]}"; do
 		[ $step_ok -eq 1 ] && [ "$name" = hooks-off ] && hooks_off_objs=$objs
 	fi
 	if [ $step_ok -eq 0 ]; then
-		for step in exports module; do tap_skip "$name: $step" "the objects were not made"; done
+		for step in exports module; do tap_skip "$kline $name: $step" "the objects were not made"; done
 		continue
 	fi
 
@@ -415,9 +454,9 @@ for name in "${configs[@]}"; do
 		[ -z "$other" ] || bad="$bad namespace MMTUNE: $other"
 	fi
 	if [ "$hooks" = n ]; then
-		desc="$name: none of the $n_exports mmtune exports in the objects ($n_all exports there)"
+		desc="$kline $name: none of the $n_exports mmtune exports in the objects ($n_all exports there)"
 	else
-		desc="$name: the $expect mmtune exports of the objects built here are there, GPL-only, namespace MMTUNE"
+		desc="$kline $name: the $expect mmtune exports of the objects built here are there, GPL-only, namespace MMTUNE"
 	fi
 	if [ -z "$bad" ] && { [ "$hooks" = n ] || [ $found -gt 0 ]; }; then
 		tap_ok "$desc"
@@ -430,7 +469,7 @@ for name in "${configs[@]}"; do
 
 	# module: make M= in a copy (its objects stay out of module/).
 	if [ "$hooks" = n ]; then
-		tap_skip "$name: make M=module" "CONFIG_MMTUNE_HOOKS=n: mmtune.ko needs the hook API; dkms.conf's BUILD_EXCLUSIVE_CONFIG skips such kernels"
+		tap_skip "$kline $name: make M=module" "CONFIG_MMTUNE_HOOKS=n: mmtune.ko needs the hook API; dkms.conf's BUILD_EXCLUSIVE_CONFIG skips such kernels"
 		continue
 	fi
 	t0=$SECONDS
@@ -439,27 +478,29 @@ for name in "${configs[@]}"; do
 	mkdir -p "$mod"
 	cp "$repo"/module/Kbuild "$repo"/module/*.[ch] "$mod"/
 	rm -f "$mod"/*.mod.c
-	kmake "$obj" M="$mod" modules >"$logs/$name.module.log" 2>&1
+	kmake "$obj" M="$mod" KBUILD_MODPOST_WARN=1 modules >"$logs/$name.module.log" 2>&1
 	rc=$?
 	# Without vmlinux there is no Module.symvers: modpost says so and
-	# cannot resolve the kernel's symbols. Those lines are expected;
-	# any other warning or error is not.
-	warn=$(grep -v -E '^WARNING: Module\.symvers is missing\.|^ +(Modules may not have dependencies|You may get many unresolved)|^WARNING: modpost: "[A-Za-z0-9_.]+" \[.*\] undefined!$|^WARNING: modpost: suppressed [0-9]+ unresolved symbol warnings' \
+	# cannot resolve the kernel's symbols; BTF needs vmlinux too. Those
+	# lines are expected; any other warning or error is not.
+	warn=$(grep -v -E '^WARNING: Module\.symvers is missing\.|^ +(Modules may not have dependencies|You may get many unresolved|You can set KBUILD_MODPOST_WARN|if you want to proceed)|^WARNING: modpost: "[A-Za-z0-9_.]+" \[.*\] undefined!$|^WARNING: modpost: suppressed [0-9]+ unresolved symbol warnings|^Skipping BTF generation' \
 		"$logs/$name.module.log" | grep -E -i 'warning|error')
-	bad=""
+	bad="" uses=0
 	if [ -f "$mod/mmtune.ko" ]; then
 		for s in $(nm -u "$mod/mmtune.ko" | awk '{ print $2 }' | grep -xF -f <(echo "$mmtune_exports" | cut -d' ' -f1)); do
 			echo "$table" | awk -v s="$s" '$1 == s && $2 == "MMTUNE" { f = 1 } END { exit !f }' ||
 				bad="$bad $s"
 		done
 		uses=$(nm -u "$mod/mmtune.ko" | awk '{ print $2 }' | grep -cxF -f <(echo "$mmtune_exports" | cut -d' ' -f1))
-		if [ "$uses" -gt 0 ] && ! modinfo -F import_ns "$mod/mmtune.ko" | grep -qx MMTUNE; then
-			bad="$bad (no MODULE_IMPORT_NS(MMTUNE))"
-		fi
+		modinfo -F import_ns "$mod/mmtune.ko" | grep -qx MMTUNE || bad="$bad (no MODULE_IMPORT_NS(MMTUNE))"
 	fi
-	desc="$name: make M=module (W=1) builds mmtune.ko, no compiler warning, its mmtune imports exported here"
+	desc="$kline $name: make M=module (W=1) builds mmtune.ko, no compiler warning, its mmtune imports exported here"
 	if [ $rc -eq 0 ] && [ -f "$mod/mmtune.ko" ] && [ -z "$warn" ] && [ -z "$bad" ]; then
-		tap_ok "$desc ($uses imports, $(secs_since $t0))"
+		feats=""
+		for f in swap_slots thp_swap split_zero zswap_large pcp_high; do
+			[ ! -f "$mod/$f.o" ] || feats="$feats$f "
+		done
+		tap_ok "$desc ($uses imports; features built: ${feats% }; $(secs_since $t0))"
 	else
 		tap_not_ok "$desc"
 		[ $rc -eq 0 ] || tap_diag "make exited $rc (log: $logs/$name.module.log)"
@@ -469,28 +510,36 @@ for name in "${configs[@]}"; do
 done
 
 # --- hooks-off against the unpatched tree -----------------------------
-# One point per touched object: its disassembly with relocations is the
-# unpatched tree's (plus stock_fixes) with the same config, or differs
-# only in __LINE__ constants.
+# One point per object of the identity set: its disassembly with
+# relocations is the unpatched tree's (plus stock_fixes) with the same
+# config, or differs only in __LINE__ constants. The untouched objects of
+# the set are compiled here too; their warnings are not the series'.
 stock_compare() {
 	local sobj=$work/o-stock pobj=$work/o-hooks-off l0=0 o f p fixed n t0=$SECONDS
-	local stock_objs cfgdiff fix_files
+	local stock_objs p_objs cfgdiff fix_files=""
 	local -A fix_of=()
 	for p in "${stock_fixes[@]}"; do
 		for f in $(patch_files "$series_dir/$p"); do fix_of[$f]="${fix_of[$f]:+${fix_of[$f]}, }${p%%-*}"; done
 	done
 	fail_all() {
-		for o in $touched_objs; do tap_not_ok "hooks-off: $o disassembles as stock: $1"; done
+		for o in $id_objs; do tap_not_ok "$kline hooks-off: $o disassembles as stock: $1"; done
 		[ -z "${2:-}" ] || tail -n 20 "$2" | tap_diag
 	}
 	if [ -z "$hooks_off_objs" ]; then
-		for o in $touched_objs; do tap_skip "hooks-off: $o disassembles as stock" "hooks-off did not compile"; done
+		for o in $id_objs; do tap_skip "$kline hooks-off: $o disassembles as stock" "hooks-off did not compile"; done
 		return
 	fi
+	# shellcheck disable=SC2086 # one object per word
+	if ! p_objs=$(built_objs "$pobj" "$tree" $id_objs); then
+		fail_all "cannot tell which objects hooks-off builds"
+		return
+	fi
+	mapfile -t objv < <(echo "$p_objs" | grep -vxF -f <(echo "$hooks_off_objs"))
+	[ ${#objv[@]} -eq 0 ] || kmake "$pobj" -k "${objv[@]}" >"$logs/hooks-off.identity.log" 2>&1
 	# The unpatched tree plus stock_fixes, kept while the series is.
 	if [ "$(cat "$stock/.matrix-key" 2>/dev/null)" != "$key" ]; then
 		rm -rf "$sobj" "$work"/o-stock-l0 "$work"/o-hooks-off-l0
-		fix_files=$(cd "$series_dir" && patch_files "${stock_fixes[@]}")
+		[ ${#stock_fixes[@]} -eq 0 ] || fix_files=$(cd "$series_dir" && patch_files "${stock_fixes[@]}")
 		# shellcheck disable=SC2086 # one path per word
 		if ! (copy_pristine "$stock" $fix_files &&
 			for p in "${stock_fixes[@]}"; do
@@ -501,22 +550,23 @@ stock_compare() {
 		fi
 		echo "$key" >"$stock/.matrix-key"
 	fi
-	# The same config: hooks-off's, without the line of MMTUNE_HOOKS,
+	# The same config: hooks-off's, without the series' own symbols,
 	# which the unpatched Kconfig does not know.
 	mkdir -p "$sobj"
-	grep -v 'CONFIG_MMTUNE_HOOKS[= ]' "$pobj/.config" >"$sobj/.config"
+	grep -v 'CONFIG_MMTUNE_' "$pobj/.config" >"$sobj/.config"
 	if ! kmake_in "$stock" "$sobj" olddefconfig >"$logs/stock.config.log" 2>&1; then
 		fail_all "make olddefconfig failed in the unpatched tree" "$logs/stock.config.log"
 		return
 	fi
-	cfgdiff=$(diff <(grep -v 'CONFIG_MMTUNE_HOOKS[= ]' "$pobj/.config") "$sobj/.config")
+	cfgdiff=$(diff <(grep -v 'CONFIG_MMTUNE_' "$pobj/.config") "$sobj/.config")
 	if [ -n "$cfgdiff" ]; then
 		fail_all "the unpatched tree's config differs from hooks-off's"
 		echo "$cfgdiff" | head -n 20 | tap_diag
 		return
 	fi
+	# shellcheck disable=SC2086 # one object per word
 	if ! kmake_in "$stock" "$sobj" modules_prepare >"$logs/stock.prepare.log" 2>&1 ||
-		! stock_objs=$(built_objs "$sobj" "$stock"); then
+		! stock_objs=$(built_objs "$sobj" "$stock" $id_objs); then
 		fail_all "make modules_prepare failed in the unpatched tree" "$logs/stock.prepare.log"
 		return
 	fi
@@ -524,26 +574,26 @@ stock_compare() {
 		mapfile -t objv <<<"$stock_objs"
 		kmake_in "$stock" "$sobj" -k "${objv[@]}" >"$logs/stock.compile.log" 2>&1
 	fi
-	tap_diag "hooks-off: the unpatched tree${stock_fixes:+ plus ${stock_fixes[*]%%-*}} prepared and compiled ($(secs_since $t0))"
-	for o in $touched_objs; do
+	tap_diag "$kline hooks-off: the unpatched tree${stock_fixes:+ plus ${stock_fixes[*]%%-*}} prepared and compiled ($(secs_since $t0))"
+	for o in $id_objs; do
 		fixed=""
 		[ -z "${fix_of[${o%.o}.c]:-}" ] || fixed=" plus ${fix_of[${o%.o}.c]} (listed fix)"
 		local in_p=0 in_s=0
-		echo "$hooks_off_objs" | grep -qxF "$o" && in_p=1
+		echo "$p_objs" | grep -qxF "$o" && in_p=1
 		echo "$stock_objs" | grep -qxF "$o" && in_s=1
 		if [ $in_p = 0 ] && [ $in_s = 0 ]; then
-			tap_ok "hooks-off: $o is built neither here nor in stock"
+			tap_ok "$kline hooks-off: $o is built neither here nor in stock"
 			continue
 		elif [ $in_p != $in_s ]; then
-			tap_not_ok "hooks-off: $o disassembles as stock: built $([ $in_p = 1 ] && echo "with the series only" || echo "in stock only")"
+			tap_not_ok "$kline hooks-off: $o disassembles as stock: built $([ $in_p = 1 ] && echo "with the series only" || echo "in stock only")"
 			continue
 		elif [ ! -f "$sobj/$o" ]; then
-			tap_not_ok "hooks-off: $o disassembles as stock: the unpatched tree did not compile it"
+			tap_not_ok "$kline hooks-off: $o disassembles as stock: the unpatched tree did not compile it"
 			grep -E -i -A4 'error' "$logs/stock.compile.log" | head -n 20 | tap_diag
 			continue
 		fi
 		if cmp -s <(disasm "$pobj/$o") <(disasm "$sobj/$o"); then
-			tap_ok "hooks-off: $o disassembles as stock$fixed (objdump -dr identical)"
+			tap_ok "$kline hooks-off: $o disassembles as stock$fixed (objdump -dr identical)"
 			continue
 		fi
 		n=$(diff <(disasm "$pobj/$o") <(disasm "$sobj/$o") | grep -c '^[<>]')
@@ -559,7 +609,7 @@ stock_compare() {
 			done
 		fi
 		if [ $l0 = 2 ]; then
-			tap_not_ok "hooks-off: $o disassembles as stock$fixed: $n lines differ; cannot prepare the __LINE__=0 builds"
+			tap_not_ok "$kline hooks-off: $o disassembles as stock$fixed: $n lines differ; cannot prepare the __LINE__=0 builds"
 			continue
 		fi
 		rm -f "$work/o-stock-l0/$o" "$work/o-hooks-off-l0/$o"
@@ -567,9 +617,9 @@ stock_compare() {
 		nolines=1 kmake_in "$tree" "$work/o-hooks-off-l0" "$o" >"$logs/hooks-off-l0.compile.log" 2>&1
 		if [ -f "$work/o-stock-l0/$o" ] && [ -f "$work/o-hooks-off-l0/$o" ] &&
 			cmp -s <(disasm "$work/o-hooks-off-l0/$o") <(disasm "$work/o-stock-l0/$o"); then
-			tap_ok "hooks-off: $o disassembles as stock$fixed (objdump -dr identical with __LINE__ fixed; $n lines differ in line numbers only)"
+			tap_ok "$kline hooks-off: $o disassembles as stock$fixed (objdump -dr identical with __LINE__ fixed; $n lines differ in line numbers only)"
 		else
-			tap_not_ok "hooks-off: $o disassembles as stock$fixed"
+			tap_not_ok "$kline hooks-off: $o disassembles as stock$fixed"
 			tap_diag "$n lines of objdump -dr differ, also with __LINE__ fixed (< with the series, > stock):"
 			diff <(disasm "$work/o-hooks-off-l0/$o" 2>&1) <(disasm "$work/o-stock-l0/$o" 2>&1) | head -n 40 | tap_diag
 		fi
@@ -589,7 +639,7 @@ bisect_run() {
 	# shellcheck disable=SC2086 # one path per word
 	if [ $tree_ok -eq 0 ] || ! copy_pristine "$bisect" $series_files >"$logs/bisect.log" 2>&1; then
 		for p in "${series_patches[@]}"; do
-			for c in test hooks-off; do tap_not_ok "bisect: ${p%%-*} ($c): no tree to patch (see $logs/bisect.log)"; done
+			for c in test hooks-off; do tap_not_ok "$kline bisect: ${p%%-*} ($c): no tree to patch (see $logs/bisect.log)"; done
 		done
 		return
 	fi
@@ -604,7 +654,7 @@ bisect_run() {
 			t0=$SECONDS
 			o=$work/o-bisect-$c
 			if [ $applied = 0 ]; then
-				tap_not_ok "bisect: ${p%%-*} ($c): the series does not apply up to $p"
+				tap_not_ok "$kline bisect: ${p%%-*} ($c): the series does not apply up to $p"
 				continue
 			fi
 			mkdir -p "$o"
@@ -615,7 +665,7 @@ bisect_run() {
 			ok=1
 			if ! kmake_in "$bisect" "$o" olddefconfig >"$logs/bisect-$i-$c.log" 2>&1 ||
 				! kmake_in "$bisect" "$o" modules_prepare >>"$logs/bisect-$i-$c.log" 2>&1; then
-				tap_not_ok "bisect: ${p%%-*} ($c): make olddefconfig or modules_prepare failed"
+				tap_not_ok "$kline bisect: ${p%%-*} ($c): make olddefconfig or modules_prepare failed"
 				grep -E 'error|Error' "$logs/bisect-$i-$c.log" | head -n 20 | tap_diag
 				continue
 			fi
@@ -630,11 +680,11 @@ bisect_run() {
 			fi
 			[ -z "$lost" ] || ok=0
 			if ! compile_objs "$bisect" "$o" "$logs/bisect-$i-$c.compile.log" 0; then
-				tap_not_ok "bisect: ${p%%-*} ($c): cannot tell which touched objects are built"
+				tap_not_ok "$kline bisect: ${p%%-*} ($c): cannot tell which touched objects are built"
 				continue
 			fi
 			[ $cc_rc -eq 0 ] && [ -z "$cc_missing" ] && [ -z "$cc_warn" ] || ok=0
-			desc="bisect: ${p%%-*} ($c): W=1 compile of the $(echo "$objs" | wc -w) touched objects built there, no warning"
+			desc="$kline bisect: ${p%%-*} ($c): W=1 compile of the $(echo "$objs" | wc -w) touched objects built there, no warning"
 			if [ $ok = 1 ]; then
 				tap_ok "$desc ($(secs_since $t0))"
 			else

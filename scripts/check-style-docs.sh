@@ -1,24 +1,27 @@
 #!/bin/bash
 # Static checks as TAP: checkpatch.pl (kernel style) on the module, the test
 # modules and the kernel patches; get_abi.pl (ABI document format) on
-# sysfs-docs/. Both tools come from the kernel tree we build against (6.1);
-# the patches of another line (kernel-patches/6.12) are checked with the
-# checkpatch.pl of that line's pristine source (linux-source-LINE, unpacked
-# once into the cache by scripts/kernel-lib.sh). Their warnings count as
+# sysfs-docs/. Both tools come from the kernel tree we build against (the
+# first line's, 6.1: KDIR, default build/6.1/kernel); the patches of the
+# other lines (kernel-patches/6.12) are checked with the checkpatch.pl of
+# that line's pristine source (its row's source package, unpacked once into
+# the cache by scripts/kernel-lib.sh). Their warnings count as
 # failures. Also, without the kernel tree: per line, the series file, the
 # [PATCH i/N] numbering and the cover letter's list agree; and the docs
 # (every tracked *.md) say what is true now: no issue numbers, no dated run
 # logs, README.md at most 300 lines, and the repository paths the top-level
 # docs name exist.
 #
-#   scripts/check-style-docs.sh          everything (needs the 6.1 tree: KDIR)
+#   scripts/check-style-docs.sh          everything (needs the first line's tree: KDIR)
 #   scripts/check-style-docs.sh --docs   only what needs no kernel tree
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-kdir=${KDIR:-$repo/build/kernel}
 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 cd "$repo"
+log() { echo "$*" >&2; }
+die() { echo "$*"; exit 1; }
+. scripts/kernel-lib.sh
 . tests/lib/tap.sh
 docs_only=
 case "${1:-}" in
@@ -27,14 +30,11 @@ case "${1:-}" in
 *) echo "usage: $0 [--docs]" >&2; exit 2 ;;
 esac
 
-# The kernel lines: kernel-patches/LINE with a series. 6.1 is the tree we
-# build against ($kdir).
-lines=()
-for d in kernel-patches/*/series; do
-	d=${d%/series}
-	lines+=("${d#kernel-patches/}")
-done
-declare -A line_tree=([6.1]=$kdir)
+# The kernel lines: kernel-patches/LINE with a row (line.conf). The first
+# is the tree we build against ($kdir).
+mapfile -t lines < <(kernel_lines)
+kdir=${KDIR:-$repo/build/${lines[0]}/kernel}
+declare -A line_tree=([${lines[0]}]=$kdir)
 # line_tree LINE: sets line_tree[LINE] to that line's pristine tree, or to
 # "" with the reason in line_skip[LINE].
 declare -A line_skip=()
@@ -42,11 +42,7 @@ find_line_tree() {
 	local line=$1 out
 	[ -n "${line_tree[$line]+x}" ] && return
 	out=$( (
-		log() { echo "$*" >&2; }
-		die() { echo "$*"; exit 1; }
-		series_dir=$repo/kernel-patches/$line
-		. scripts/kernel-lib.sh
-		src_pkg=linux-source-$line
+		kernel_line "$line"
 		kernel_source >/dev/null 2>&1 || die "$src_pkg is not installed (apt-get install $src_pkg, from bookworm-security for 6.12)"
 		echo "$pristine"
 	) ) && [ -f "$out/scripts/checkpatch.pl" ] && { line_tree[$line]=$out; return; }
@@ -81,6 +77,9 @@ done
 for f in README.md NEWS.md kernel-patches/README.md tests/README.md tests/bench/README.md; do
 	[ -f "$f" ] && checks+=("docs-paths $f")
 done
+# Measured tables: each results/*.tsv names its command, date, commit and
+# machine, and the docs' results regions are what make results renders.
+checks+=(results-rendered results-tests)
 
 # subject PATCH: its Subject, unfolded.
 subject() {
@@ -191,6 +190,11 @@ for c in "${checks[@]}"; do
 				continue
 			fi
 		fi
+		if [ ! -f "$tree/scripts/checkpatch.pl" ]; then
+			tap_not_ok "$c"
+			tap_diag "no kernel tree with scripts/checkpatch.pl at $tree (make kernel, or KDIR=TREE)"
+			continue
+		fi
 		# From the kernel tree: inside our git checkout checkpatch
 		# misreads a patch's blank context lines as trailing whitespace.
 		# One exception, the hook table's X-macros (as lsm_hooks.h's):
@@ -209,6 +213,10 @@ for c in "${checks[@]}"; do
 		out=$(docs_history "$2") ;;
 	docs-paths)
 		out=$(docs_paths "$2") ;;
+	results-rendered)
+		out=$(scripts/render-results.py --check 2>&1) ;;
+	results-tests)
+		out=$(python3 -m pytest -q -p no:cacheprovider tests/bench/test_results.py 2>&1) && out= ;;
 	esac
 	if [ -z "$out" ]; then
 		tap_ok "$c"

@@ -1,11 +1,43 @@
-# Shared by scripts/kernel-build.sh (the test kernel) and
-# packaging/kernel/build-kernel-pkgs.sh (the kernel packages): Debian's
-# kernel source, the machine-wide build lock, the hash of a build's inputs
-# and a patched, configured tree. Sourced, not run.
+# Shared by scripts/kernel-build.sh (the test kernels),
+# scripts/check-build-matrix.sh and packaging/kernel/build-kernel-pkgs.sh
+# (the kernel packages): a kernel line's row, Debian's kernel source, the
+# machine-wide build lock, the hash of a build's inputs and a patched,
+# configured tree. Sourced, not run.
 #
-# The caller sets repo, cache and series_dir and defines log() and die().
+# The caller sets repo, cache and log_name, the prefix of the messages of
+# log() and die() below (a caller may define its own instead).
 
-src_pkg=linux-source-6.1
+declare -F log >/dev/null || log() { echo "$log_name: $*" >&2; }
+declare -F die >/dev/null || die() { log "error: $*"; exit 1; }
+
+# The kernel lines: every kernel-patches/LINE with a line.conf, oldest first.
+kernel_lines() {
+	local f
+	for f in "$repo"/kernel-patches/*/line.conf; do
+		[ -f "$f" ] && basename "$(dirname "$f")"
+	done | sort -V
+}
+
+# kernel_line LINE: read the line's row, kernel-patches/LINE/line.conf
+# (src_pkg, fragments, bench_peer, cloud_releases, vm_lane,
+# debug_known_reports, debug_pressure_tests; see the 6.1
+# one), and set line_conf, series_dir and line_fragments (the fragments'
+# paths).
+kernel_line() {
+	local f
+	line_conf=$repo/kernel-patches/$1/line.conf
+	series_dir=$repo/kernel-patches/$1
+	[ -f "$line_conf" ] || die "no kernel line '$1' (kernel-patches/$1/line.conf; lines: $(kernel_lines | paste -sd' '))"
+	[ -f "$series_dir/series" ] || die "no series in kernel-patches/$1"
+	src_pkg='' fragments='' bench_peer='' cloud_releases='' vm_lane='' debug_known_reports='' debug_pressure_tests=''
+	. "$line_conf"
+	[ -n "$src_pkg" ] && [ -n "$fragments" ] || die "$line_conf: src_pkg and fragments must be set"
+	line_fragments=()
+	for f in $fragments; do
+		[ -f "$repo/kernel-patches/configs/$f" ] || die "$line_conf: no fragment kernel-patches/configs/$f"
+		line_fragments+=("$repo/kernel-patches/configs/$f")
+	done
+}
 
 # Sets pkgver and pristine; unpacks the source package once into
 # $cache/pristine, a tree that is never modified.
@@ -49,6 +81,8 @@ kernel_series_info() {
 # kernel_inputs_key WORD FILE...: 16 hex digits over the source version,
 # the compiler, WORD, the contents (never the paths: a fresh clone elsewhere
 # must hit the cache) of FILE..., of this library and of the patch series.
+# Of the line's row only what builds the kernel counts (src_pkg here, the
+# fragments among FILE...): its test options change no kernel.
 kernel_inputs_key() {
 	local word=$1 f
 	shift

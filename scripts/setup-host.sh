@@ -2,10 +2,20 @@
 # Install what building and testing mmtune needs on a Debian 12 host.
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+
+# Each kernel line's source package, from its row, and its Debian config
+# package (linux-source-6.12 and linux-config-6.12 are in bookworm-security).
+lines_pkgs=()
+for conf in "$repo"/kernel-patches/*/line.conf; do
+	src=$(src_pkg=; . "$conf"; echo "$src_pkg")
+	lines_pkgs+=("$src" "linux-config-${src#linux-source-}")
+done
 
 pkgs=(
-	# kernel source and kernel build (6.12: bookworm-security)
-	linux-source-6.1 linux-source-6.12 linux-config-6.12 build-essential make gcc libc6-dev bc bison flex libssl-dev libelf-dev
+	"${lines_pkgs[@]}"
+	# kernel build
+	build-essential make gcc libc6-dev bc bison flex libssl-dev libelf-dev
 	dwarves cpio kmod xz-utils zstd lz4 ccache quilt rsync python3
 	# VM runner and guest userspace
 	qemu-system-x86 busybox-static util-linux procps e2fsprogs
@@ -15,10 +25,10 @@ pkgs=(
 	perl python3-ply
 	# mmtunectl tests: pytest, venvs for vermin and ansible-core, systemd-analyze
 	python3-pytest python3-venv systemd
-	# the kernel tree's mm selftests in the VM (test 80): ksm_tests links libnuma
+	# the kernel tree's mm selftests in the VM (selftests-mm): ksm_tests links libnuma
 	libnuma-dev
 	# packaging: .deb/.rpm builds, lint, Debian 12 roots (packaging/, tests/packaging/)
-	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl linux-config-6.1 shellcheck apt-utils gnupg
+	debhelper dh-dkms dkms lintian rpm rpmlint mmdebstrap openssl shellcheck apt-utils gnupg
 	# the GRUB pin test's partitioned disk image (sfdisk; GRUB itself runs in the guest)
 	fdisk
 	# make repo: the rpm repository metadata (apt-ftparchive is in apt-utils)

@@ -11,9 +11,9 @@
 # is kbuild's (below, "Lines").
 # --distro: the distribution's config instead of the test one, adapted by
 # distro-config.sh (debian-cloud: linux-config-LINE's
-# config.amd64_none_cloud-amd64, release LINE.<n>-mmtune-cloud-amd64;
-# debian-generic: config.amd64_none_amd64, LINE.<n>-mmtune-amd64; a file:
-# e.g. an AL2023/Fedora /boot/config-*, LINE.<n>-mmtune). --dry-run: patch,
+# config.amd64_none_cloud-amd64, release LINE.<n>-mmtune<id>-cloud-amd64;
+# debian-generic: config.amd64_none_amd64, LINE.<n>-mmtune<id>-amd64; a
+# file: e.g. an AL2023/Fedora /boot/config-*, LINE.<n>-mmtune<id>). --dry-run: patch,
 # configure (make olddefconfig), print the release and the options mmtune
 # needs, and stop; no compile, no lock held for long.
 # --variant NAME: the same inputs built again as a set of its own (a new
@@ -22,9 +22,9 @@
 # from one to the other).
 #
 # Every set has a build id (UTC date and time of its first build,
-# yyyymmddHHMMSS, or MMTUNE_KERNEL_BUILD_ID): the Debian revision and the
-# RPM release, so a rebuilt kernel of the same release is a newer package
-# version that apt and dnf upgrade to.
+# yyyymmddHHMMSS, or MMTUNE_KERNEL_BUILD_ID): in the release, the Debian
+# revision and the RPM release, so a rebuilt kernel is a new release whose
+# packages the meta package moves to.
 #
 # The module signing key is never inside the kernel tree: it is made per
 # set in $out/signing/ (0600; or MMTUNE_MODULE_SIG_KEY, a fleet key file
@@ -52,9 +52,11 @@
 # upgrade); these are rebuilt, without a kernel build, whenever module/ or
 # their packaging changes.
 #
-# <rel> is LINE.<sublevel>-mmtune[-<flavour>]: LOCALVERSION on the make
-# command line and CONFIG_LOCALVERSION emptied by packaging.config or
-# distro-config.sh.
+# <rel> is LINE.<sublevel>-mmtune<build id>[-<flavour>]: LOCALVERSION on
+# the make command line and CONFIG_LOCALVERSION emptied by packaging.config
+# or distro-config.sh. Every build is a release of its own, so a rebuild
+# (a new signing key) installs beside the running kernel instead of
+# replacing its /lib/modules/<rel> (PACKAGING.md, "Releases").
 #
 # Lines: 6.1 runs the kbuild commands it ran before it had a line:
 # bindeb-pkg with CC="ccache gcc", then "make rpm-pkg MKSPEC=mkspec-mmtune"
@@ -83,7 +85,7 @@
 # machine.
 #
 # Output ($MMTUNE_CACHE/kernel-pkgs/LINE-<key>/, linked from
-# build/packaging/kernel-pkgs (6.1) or build/packaging/kernel-pkgs-LINE):
+# build/packaging/kernel-pkgs-LINE[-<variant>]):
 #   deb/*.deb  rpm/*.rpm  (what a repository publishes: packaging/repo/)
 #   unpublished/  linux-libc-dev, <rpm name>-headers
 #   signing/      signing_key.pem (0600), signing_key.x509
@@ -109,12 +111,11 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-series_dir=$repo/kernel-patches/$kline
-[ -f "$series_dir/series" ] || { echo "kernel-pkgs: no series in kernel-patches/$kline" >&2; exit 2; }
-fragments=("$repo/kernel-patches/configs/test-vm.config")
-[ "$kline" = 6.1 ] || [ ! -f "$repo/kernel-patches/configs/test-vm-$kline.config" ] ||
-	fragments+=("$repo/kernel-patches/configs/test-vm-$kline.config")
-fragments+=("$repo/packaging/kernel/packaging.config")
+log_name=kernel-pkgs
+# Same row, source, lock and tree preparation as the test kernel.
+. "$repo/scripts/kernel-lib.sh"
+kernel_line "$kline"
+fragments=("${line_fragments[@]}" "$repo/packaging/kernel/packaging.config")
 case "$variant" in ''|[a-z0-9]*) ;; *) echo "--variant: lower-case letters, digits, '-'" >&2; exit 2 ;; esac
 # flavour: the meta package's name, mmtune-kernel-<flavour>.
 case "$distro" in
@@ -137,14 +138,6 @@ if [ -n "$distro_cfg" ]; then
 fi
 [ $want_deb -eq 0 ] && [ $want_rpm -eq 0 ] && want_deb=1 want_rpm=1
 
-log() { echo "kernel-pkgs: $*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# Same source, lock and tree preparation as the test kernel (kernel-lib.sh
-# is 6.1's; the other lines set the source package after sourcing it, as
-# scripts/kernel-build-line.sh does).
-. "$repo/scripts/kernel-lib.sh"
-src_pkg=linux-source-$kline
 command -v rpmbuild >/dev/null || die "rpmbuild missing (apt-get install rpm)"
 kernel_source
 mkdir -p "$cache/kernel-pkgs"
@@ -310,7 +303,7 @@ if [ $dry -eq 1 ]; then
 	make_signing_key
 	prepare_tree
 	rm -f "$stage_key"
-	log "dry run: release $(make -s --no-print-directory -C "$tree" LOCALVERSION=$localversion kernelrelease)"
+	log "dry run: release $(make -s --no-print-directory -C "$tree" LOCALVERSION=$localversion kernelrelease) (a build puts its build id after -mmtune)"
 	grep -E '^(# )?CONFIG_(MMTUNE_HOOKS|THP_SWAP|TRANSPARENT_HUGEPAGE|MODULE_COMPRESS_XZ|MODULE_COMPRESS_ALL|RUSTC_VERSION|ZSWAP|ZSWAP_DEFAULT_ON|ZSWAP_ZPOOL_DEFAULT|ZSWAP_COMPRESSOR_DEFAULT|ZSMALLOC|ZBUD|Z3FOLD|MODULE_SIG|MODULE_SIG_KEY|MODULE_SIG_ALL|SYSTEM_TRUSTED_KEYS|DEBUG_INFO|DEBUG_INFO_BTF|PROVE_LOCKING|DEBUG_VM|LOCKDEP|ENA_ETHERNET|BLK_DEV_NVME|XFS_FS|BLK_DEV_DM|LOCALVERSION)[= ]' \
 		"$tree/.config" | sed 's/^/kernel-pkgs: /' >&2
 	rm -rf "$out"
@@ -321,6 +314,8 @@ fi
 [ -s "$out/build-id" ] || echo "${MMTUNE_KERNEL_BUILD_ID:-$(date -u +%Y%m%d%H%M%S)}" >"$out/build-id"
 build_id=$(cat "$out/build-id")
 case "$build_id" in *[!0-9]*|'') die "build id '$build_id': digits only (MMTUNE_KERNEL_BUILD_ID)" ;; esac
+# The build id is part of the release (see <rel> above).
+localversion=-mmtune$build_id${localversion#-mmtune}
 make_signing_key
 # (without the lock, the staged key is another run's: never removed)
 [ $locked -eq 0 ] || trap 'rm -f "$stage_key"' EXIT
@@ -557,12 +552,10 @@ touch "$out/.used"		# mtime = last use, for pruning
 kind=${distro:-test}${variant:+/$variant}
 echo "$kind" >"$out/flavour"
 
-# 6.1: build/packaging/kernel-pkgs[-<variant>], what make repo and the
-# tests take; the other lines: build/packaging/kernel-pkgs-LINE[-<variant>].
-link=kernel-pkgs
-[ "$kline" = 6.1 ] || link=kernel-pkgs-$kline
+# build/packaging/kernel-pkgs-LINE[-<variant>], what make repo and the
+# tests take.
 mkdir -p "$repo/build/packaging"
-ln -sfn "$out" "$repo/build/packaging/$link${variant:+-$variant}"
+ln -sfn "$out" "$repo/build/packaging/kernel-pkgs-$kline${variant:+-$variant}"
 
 # Keep the most recently used package sets of this flavour (test kernel,
 # debian-cloud, ...) only: a test-kernel rebuild never prunes an hour-long

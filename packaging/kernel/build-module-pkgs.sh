@@ -78,10 +78,11 @@ grep -qx 'CONFIG_MMTUNE_HOOKS=y' "$cfg" ||
 rel=$(cat "$tree/include/config/kernel.release")
 ver=$("$repo/packaging/version.sh")
 # The kernel packages of build-kernel-pkgs.sh for this release: Debian
-# linux-image-<rel> <rel>-<id>; RPM kernel<localversion> (kernel-mmtune for
-# 6.1.<n>-mmtune), version <rel with _>, release <id>.
+# linux-image-<rel> <rel>-<id>; RPM kernel<localversion without the build
+# id> (kernel-mmtune for 6.1.<n>-mmtune<id>), version <rel with _>,
+# release <id>.
 sub=${rel%%-*}
-rpm_kpkg=${kpkg:-kernel${rel#"$sub"}}
+rpm_kpkg=${kpkg:-kernel$(sed 's/^-mmtune[0-9]*/-mmtune/' <<<"${rel#"$sub"}")}
 mver=$ver deb_kdep=""
 if [ -n "$build" ]; then
 	mver=$ver+$build deb_kdep=" (= $rel-$build)"

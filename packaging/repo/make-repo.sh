@@ -13,7 +13,7 @@
 # 13): one tree, one pool, every suite listing every published .deb (the
 # mmtune packages serve both releases). Inputs (default): build/packaging/out/deb,
 # build/packaging/out/rpm (mmtune, mmtune-dkms) and
-# build/packaging/kernel-pkgs/deb, .../rpm (the last kernel package set:
+# build/packaging/kernel-pkgs-6.1/deb, .../rpm (6.1's last kernel package set:
 # kernel, headers, mmtune-modules-<rel>, mmtune-kernel-<flavour>). A
 # directory means its *.deb and *.rpm; more than one kernel set may be
 # given (apt and dnf pick the newest build).
@@ -76,7 +76,7 @@ if ! err=$(echo mmtune | sign --sign 2>&1 >/dev/null); then
 fi
 
 [ ${#inputs[@]} -gt 0 ] || inputs=("$repo/build/packaging/out/deb" "$repo/build/packaging/out/rpm"
-	"$repo/build/packaging/kernel-pkgs/deb" "$repo/build/packaging/kernel-pkgs/rpm")
+	"$repo/build/packaging/kernel-pkgs-6.1/deb" "$repo/build/packaging/kernel-pkgs-6.1/rpm")
 files=()
 for i in "${inputs[@]}"; do
 	if [ -d "$i" ]; then

@@ -62,7 +62,7 @@ def hook_kernels(ctx):
 
     After a distribution kernel update the boot loader's default may be the
     distribution's kernel (Debian 13's next 6.12.<n+1>+deb13 sorts above
-    our 6.12.<n>-mmtune): status then names the kernels to boot instead.
+    our 6.12.<n>-mmtune<build id>): status then names the kernels to boot instead.
     """
     release = (ctx.read("proc/sys/kernel/osrelease") or "").strip()
     found = []

@@ -10,7 +10,7 @@ skipped) are not read. --start: when the suites started (date +%s);
 with MMTUNE_CHECK_T0 (date +%s when "make check" or scripts/dev.sh
 started) the time before that, building what was missing, is a row too.
 --summary: the "N passed, N failed, N skipped" of the run, the table's
-note. The kernels are those the suites booted (build/kernel*, their
+note. The kernels are those the suites booted (build/LINE/kernel, their
 kernel.release).
 """
 import argparse
@@ -39,7 +39,7 @@ def suite_times(logdir, start):
 
 def kernels():
     out = []
-    for path in sorted(glob.glob(os.path.join(REPO, "build", "kernel*", "include", "config", "kernel.release"))):
+    for path in sorted(glob.glob(os.path.join(REPO, "build", "*", "kernel", "include", "config", "kernel.release"))):
         with open(path) as f:
             out.append(f.read().strip())
     return ", ".join(out) or None

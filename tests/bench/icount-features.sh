@@ -9,16 +9,15 @@
 #       [--configs LIST] [--keep] [FEATURE...]
 #   tests/bench/run.sh icount [...]      the same
 #
-# The kernels are build/kernel-bench-prod and build/kernel-bench-unpatched
-# (make kernel-bench; make bench-icount builds them and runs this); with
-# --line LINE (not 6.1) build/kernel-LINE-bench-prod and
-# build/kernel-LINE-bench-unpatched (make bench-icount LINE=6.12), and the
+# The kernels are build/LINE/kernel-bench-prod and
+# build/LINE/kernel-bench-unpatched (make kernel-bench [LINE=6.12]; make
+# bench-icount builds them and runs this; --line default 6.1), and the
 # features of that line (knobs.tsv's lines column): on 6.12 zswap_large
 # and thp_swap, and the 16K and 64K folio stores (sets zswap16, zswap64)
 # beside the 2M one. --peer LINE2 adds a configuration "upstream":
-# build/kernel-LINE2-bench-unpatched, another kernel line of the same
-# config without the series (scripts/kernel-build-bench.sh bench-unpatched
-# --line LINE2; 7.3 for 6.12: zswap stores large folios itself), run with
+# build/LINE2/kernel-bench-unpatched, another kernel line of the same
+# config without the series (scripts/kernel-build-bench.sh LINE2
+# bench-unpatched; 7.3 for 6.12: zswap stores large folios itself), run with
 # the same operations, and the report compares mmtune with it per
 # operation. Reports in build/icount/features (6.1) or
 # build/icount/features-LINE.
@@ -45,13 +44,23 @@
 #            round; lines with mTHP only)
 #   zswap16  thp16out: 16K folios stored by zswap (2048 per     zswap_large
 #            round; lines with mTHP only)
+#   zswapbad thpbadout: a THP whose last page is random (32 per  zswap_large
+#            round; lines with mTHP, whose zswap stores raw pages)
 #   cross    crosscpu: a page faulted in on one CPU and freed   pcp_high
 #            on the other: 2 vCPUs, so without -icount (counts
 #            follow host timing; zone->lock calls are the point)
+#   cgfault  faultthp: a 2M THP write fault (32 per round), in   cgroup_policy
+#            a cgroup two levels below a thousand siblings
+#   cgfault64 fault64k: 64K folio faults (512 per round; lines  cgroup_policy
+#            with mTHP only), the same cgroup
+#   cgfault16 fault16k: 16K folio faults (2048 per round), the   cgroup_policy
+#            same
 # The "on" column of a feature: pcp_high enabled=1; swap_slots enabled=1
 # cache_size=512; zswap_large enabled=1; split_zero enabled=1 mode=always;
 # thp_swap enabled=1 (policy adaptive) with split_zero enabled=1 (mode
-# reclaim-only), the pair that keeps zero subpages out of swap.
+# reclaim-only), the pair that keeps zero subpages out of swap;
+# cgroup_policy enabled=1 with 1000 entries (orders=all: the lookup is
+# measured, not a narrowed fault), one on the faulting cgroup's parent.
 #
 # Runs (boots) per configuration: --runs (3), each --rounds (4) measured
 # rounds after one warm-up. Two configurations boot at a time (one host CPU
@@ -97,10 +106,11 @@ die() { log "error: $*"; exit 1; }
 # The kernels, and mmtune.ko built against bench-prod in a copy of module/
 # (module/ keeps the test kernel's objects).
 if [ "$line" = 6.1 ]; then
-	kpre=kernel-bench out=$repo/build/icount/features make_line=
+	out=$repo/build/icount/features make_line=
 else
-	kpre=kernel-$line-bench out=$repo/build/icount/features-$line make_line=" LINE=$line"
+	out=$repo/build/icount/features-$line make_line=" LINE=$line"
 fi
+kpre=$line/kernel-bench
 for k in prod unpatched; do
 	[ $k = prod ] || [[ ,$configs, == *,unpatched,* ]] || continue
 	[ -f "$repo/build/$kpre-$k/arch/x86/boot/bzImage" ] ||
@@ -110,9 +120,9 @@ prod=$(readlink -f "$repo/build/$kpre-prod")
 unpatched=$(readlink -f "$repo/build/$kpre-unpatched" || true)
 upstream=
 if [ -n "$peer" ]; then
-	[ -f "$repo/build/kernel-$peer-bench-unpatched/arch/x86/boot/bzImage" ] ||
-		die "no build/kernel-$peer-bench-unpatched (scripts/kernel-build-bench.sh bench-unpatched --line $peer)"
-	upstream=$(readlink -f "$repo/build/kernel-$peer-bench-unpatched")
+	[ -f "$repo/build/$peer/kernel-bench-unpatched/arch/x86/boot/bzImage" ] ||
+		die "no build/$peer/kernel-bench-unpatched (scripts/kernel-build-bench.sh $peer bench-unpatched)"
+	upstream=$(readlink -f "$repo/build/$peer/kernel-bench-unpatched")
 fi
 mkdir -p "$out"
 moddir=$out/module-bench-prod
@@ -125,14 +135,16 @@ make -s -C "$moddir" KDIR="$prod" module >"$out/module-build.log" 2>&1 ||
 declare -A want=() feature_of=(
 	[mem]=pcp_high [disk]=swap_slots [zram]=swap_slots [zswap]=swap_slots
 	[zswapthp]=zswap_large [split]=split_zero [cross]=pcp_high
-	[thpsparse]=thp_swap [zswap64]=zswap_large [zswap16]=zswap_large)
+	[thpsparse]=thp_swap [zswap64]=zswap_large [zswap16]=zswap_large
+	[cgfault]=cgroup_policy [cgfault64]=cgroup_policy [cgfault16]=cgroup_policy
+	[zswapbad]=zswap_large)
 # 6.1: the sets as they were. A line with mTHP (every other one) also
 # stores 64K and 16K folios; "cross" is pcp_high's (2 vCPUs, no -icount:
 # its counts follow the host's timing), so only where pcp_high is offered.
 if [ "$line" = 6.1 ]; then
-	sets=(mem disk zram zswap zswapthp split cross thpsparse)
+	sets=(mem disk zram zswap zswapthp split cross thpsparse cgfault)
 else
-	sets=(mem disk zram zswap zswapthp zswap64 zswap16 split thpsparse)
+	sets=(mem disk zram zswap zswapthp zswap64 zswap16 zswapbad split thpsparse cgfault cgfault64 cgfault16)
 	[[ " ${groups[*]} " != *" pcp_high "* ]] || sets+=(cross)
 fi
 for f in "${groups[@]}"; do
@@ -178,6 +190,26 @@ prep[zswap64]="${prep[zswapthp]}
 $(mthp_only 64)"
 prep[zswap16]="${prep[zswapthp]}
 $(mthp_only 16)"
+prep[zswapbad]=${prep[zswapthp]}
+# The fault sets, in every configuration: the program runs in
+# /bench/cg500/w (memory controller on at each level), beside 999 other
+# children of /bench; THP "always" (2M) or one mTHP size only.
+# shellcheck disable=SC2016 # the guest's shell expands it
+cg_prep='mount -t cgroup2 none /sys/fs/cgroup
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+mkdir /sys/fs/cgroup/bench
+echo +memory >/sys/fs/cgroup/bench/cgroup.subtree_control
+i=0
+while [ $i -lt 1000 ]; do mkdir /sys/fs/cgroup/bench/cg$i; i=$((i + 1)); done
+echo +memory >/sys/fs/cgroup/bench/cg500/cgroup.subtree_control
+mkdir /sys/fs/cgroup/bench/cg500/w
+echo /sys/fs/cgroup/bench/cg500/w >/icount.cgroup
+echo always >/sys/kernel/mm/transparent_hugepage/enabled'
+prep[cgfault]=$cg_prep
+prep[cgfault64]="$cg_prep
+$(mthp_only 64)"
+prep[cgfault16]="$cg_prep
+$(mthp_only 16)"
 declare -A on=(
 	[pcp_high]='echo 1 >/sys/kernel/mm/mmtune/pcp_high/enabled'
 	[swap_slots]='echo 512 >/sys/kernel/mm/mmtune/swap_slots/cache_size
@@ -187,15 +219,22 @@ echo 1 >/sys/kernel/mm/mmtune/swap_slots/enabled'
 echo 1 >/sys/kernel/mm/mmtune/split_zero/enabled'
 	[thp_swap]='echo 1 >/sys/kernel/mm/mmtune/thp_swap/enabled
 echo 1 >/sys/kernel/mm/mmtune/split_zero/enabled')
+# shellcheck disable=SC2016 # the guest's shell expands it
+on[cgroup_policy]='echo 1 >/sys/kernel/mm/mmtune/cgroup_policy/enabled
+i=0
+while [ $i -lt 1000 ]; do echo "/bench/cg$i orders=all" >/sys/kernel/mm/mmtune/cgroup_policy/entries; i=$((i + 1)); done
+[ "$(cat /sys/kernel/mm/mmtune/cgroup_policy/nr_entries)" = 1000 ]'
 # Where split_zero is not offered (6.12: a split maps zero subpages to the
 # zero page itself), thp_swap alone.
 [[ " ${groups[*]} " == *" split_zero "* ]] ||
 	on[thp_swap]='echo 1 >/sys/kernel/mm/mmtune/thp_swap/enabled'
 declare -A phases=([mem]='fault4k allocfree' [disk]='pageout swapin' [zram]='pageout swapin'
 	[zswap]='pageout swapin' [zswapthp]=thpout [split]=splitzero [cross]=crosscpu
-	[thpsparse]=sparseout [zswap64]=thp64out [zswap16]=thp16out)
+	[thpsparse]=sparseout [zswap64]=thp64out [zswap16]=thp16out
+	[cgfault]=faultthp [cgfault64]=fault64k [cgfault16]=fault16k [zswapbad]=thpbadout)
 declare -A ops=([mem]=16384 [disk]=4096 [zram]=4096 [zswap]=4096 [zswapthp]=32 [split]=32
-	[cross]=65536 [thpsparse]=32 [zswap64]=512 [zswap16]=2048)
+	[cross]=65536 [thpsparse]=32 [zswap64]=512 [zswap16]=2048
+	[cgfault]=32 [cgfault64]=512 [cgfault16]=2048 [zswapbad]=32)
 # Functions counted by calls: zone->lock's takers (rmqueue_bulk,
 # free_pcppages_bulk, free_one_page, rmqueue_buddy), si->lock's
 # (get_swap_pages, the series' get_swap_pages_batch that the module's slot
@@ -242,7 +281,7 @@ job() {
 		return 0
 	fi
 	case $s in
-	disk|zswap|zswapthp|thpsparse|zswap64|zswap16) args+=(--append brd.rd_size=524288) ;;
+	disk|zswap|zswapthp|thpsparse|zswap64|zswap16|zswapbad) args+=(--append brd.rd_size=524288) ;;
 	cross) args+=(--smp 2) ;;
 	esac
 	for f in "${calls[@]}"; do args+=(--call "$f"); done

@@ -74,4 +74,20 @@ function range(list,   a, n, i, lo, hi) {
 	for (i = 2; i <= n; i++) { if (a[i] + 0 < lo) lo = a[i] + 0; if (a[i] + 0 > hi) hi = a[i] + 0 }
 	return lo "-" hi
 }
+# Throughput benchmarks (rows "CONFIG ROUND MB/s SYS-SECONDS ..."):
+# add_round() keeps the MB/s and sys seconds of the row in mb[] and sys[]
+# and counts it in n[]; medians(CONFIGS) sets order[] to CONFIGS (space
+# separated), m[] and s[] to the median MB/s and sys seconds of each, and
+# returns how many configurations there are.
+function add_round() { mb[$1] = mb[$1] " " $3; sys[$1] = sys[$1] " " $4; n[$1]++ }
+function medians(configs,   nc, i, c) {
+	nc = split(configs, order, " ")
+	for (i = 1; i <= nc; i++) { c = order[i]; m[c] = median(mb[c]) + 0; s[c] = median(sys[c]) + 0 }
+	return nc
+}
 '
+# bench_mbps_header ROUNDS: the results line of the throughput benchmarks.
+bench_mbps_header() {
+	echo
+	echo "== results: median of $1 rounds; MB/s = 10^6 bytes written per second of wall time"
+}

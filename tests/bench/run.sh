@@ -2,6 +2,8 @@
 # Run one benchmark in the test VM and keep its report.
 #
 #   tests/bench/run.sh NAME     NAME.sh in this directory is the guest side
+#                               (on the kernel line $LINE, default the
+#                               script's "# line:" header, else 6.1)
 #                               (lib-bench.sh holds what they share); when
 #                               NAME is a feature group (pcp-high for
 #                               pcp_high), the feature's instruction-count
@@ -15,6 +17,7 @@
 # boot and fail only if the run itself breaks. A "# disk-bps: N" line in
 # the guest script throttles the virtio swap disk to N bytes/s (unless
 # MMTUNE_VM_DISK_BPS is set). Other header lines of the guest script:
+#   # line: LINE        the kernel line it is for (default 6.1)
 #   # kernel: NAME      boot the benchmark kernel NAME of
 #                       scripts/kernel-build-bench.sh (built if needed)
 #                       with mmtune.ko built against it in build/bench/
@@ -40,6 +43,7 @@ if [ -z "$name" ] || [ "$name" = run ] || [ "$name" = lib-bench ] || [ "$name" =
 	exit 2
 fi
 header() { sed -n "s/^# $1: \\(.*\\)$/\\1/p" "$script" | head -n 1; }
+line=${LINE:-$(header line | grep . || echo 6.1)}
 mkdir -p "$repo/build/bench"
 kernel=$(header kernel)
 if [ -n "$kernel" ]; then
@@ -55,7 +59,7 @@ if [ -n "$kernel" ]; then
 		make -s -C "$1" KDIR="$KDIR" module >"$1.log" 2>&1 ||
 			{ cat "$1.log" >&2; echo "bench: mmtune.ko does not build against $KDIR" >&2; exit 1; }
 	}
-	KDIR=$("$repo/scripts/kernel-build-bench.sh" "$kernel" --kdir)
+	KDIR=$("$repo/scripts/kernel-build-bench.sh" "$line" "$kernel" --kdir)
 	export KDIR
 	build_module "$repo/build/bench/module-$kernel"
 	export MMTUNE_VM_KO=$repo/build/bench/module-$kernel/mmtune.ko
@@ -67,7 +71,8 @@ if [ -n "$kernel" ]; then
 	done < <(sed -n 's/^# module-patch: //p' "$script")
 	export MMTUNE_VM_FILES="${MMTUNE_VM_FILES:-}$files"
 else
-	make -s -C "$repo" modules
+	make -s -C "$repo" modules LINE="$line"
+	export KDIR=$repo/build/$line/kernel
 fi
 report=$repo/build/bench/$name.txt
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -75,13 +80,13 @@ MMTUNE_VM_DISK_BPS=${MMTUNE_VM_DISK_BPS:-$(header disk-bps)} \
 MMTUNE_VM_SMP=${MMTUNE_VM_SMP:-$(header smp)} \
 MMTUNE_VM_ICOUNT=${MMTUNE_VM_ICOUNT:-$(header icount)} \
 MMTUNE_VM_TIMEOUT=${MMTUNE_VM_TIMEOUT:-$(header timeout | grep . || echo 3600)} \
-	"$repo/tests/vm/run.sh" --bench "$name" | tee "$report"
+	"$repo/tests/vm/run.sh" --line "$line" --bench "$name" | tee "$report"
 # The table of the rows the guest marked "result:" (lib-bench.sh, row())
-# in results/bench-NAME-6.1.tsv (-bpsN with MMTUNE_VM_DISK_BPS=N set), for
+# in results/bench-NAME-LINE.tsv (-bpsN with MMTUNE_VM_DISK_BPS=N set), for
 # scripts/render-results.py.
-release=$(cat "${KDIR:-$repo/build/kernel}/include/config/kernel.release" 2>/dev/null || echo unknown)
-python3 "$repo/tests/bench/results.py" write "bench-$name-6.1${MMTUNE_VM_DISK_BPS:+-bps$MMTUNE_VM_DISK_BPS}" \
-	--command "${MMTUNE_VM_DISK_BPS:+MMTUNE_VM_DISK_BPS=$MMTUNE_VM_DISK_BPS }tests/bench/run.sh $name" \
+release=$(cat "$KDIR/include/config/kernel.release" 2>/dev/null || echo unknown)
+python3 "$repo/tests/bench/results.py" write "bench-$name-$line${MMTUNE_VM_DISK_BPS:+-bps$MMTUNE_VM_DISK_BPS}" \
+	--command "${MMTUNE_VM_DISK_BPS:+MMTUNE_VM_DISK_BPS=$MMTUNE_VM_DISK_BPS }${LINE:+LINE=$LINE }tests/bench/run.sh $name" \
 	--start-load "$load0" --kernel "${kernel:-test} kernel $release" --from-report "$report"
 
 # "# host-compressors: yes": the same compressor benchmark on the host, to
@@ -108,7 +113,7 @@ fi
 feature=${name//-/_}
 if awk -F'\t' -v f="$feature" '$1 == f && $2 == "enabled" { found = 1 } END { exit !found }' \
 	"$repo/sysfs-docs/knobs.tsv"; then
-	echo "== instruction counts: tests/bench/icount-features.sh --keep $feature" | tee -a "$report"
-	make -s -C "$repo" kernel-bench
-	"$repo/tests/bench/icount-features.sh" --keep "$feature" | tee -a "$report"
+	echo "== instruction counts: tests/bench/icount-features.sh --line $line --keep $feature" | tee -a "$report"
+	make -s -C "$repo" kernel-bench LINE="$line"
+	"$repo/tests/bench/icount-features.sh" --line "$line" --keep "$feature" | tee -a "$report"
 fi

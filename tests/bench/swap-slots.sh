@@ -62,16 +62,14 @@ bench_rounds round
 bench_unload
 swapoff_all
 
-echo
-echo "== results: median of $rounds rounds; MB/s = 10^6 bytes written per second of wall time"
+bench_mbps_header "$rounds"
 awk "$BENCH_AWK"'
 {
-	mb[$1] = mb[$1] " " $3; sys[$1] = sys[$1] " " $4; pswp[$1] += $5; n[$1]++
+	add_round(); pswp[$1] += $5
 	alloc[$1] += $6; hit[$1] += $7; refill[$1] += $8; rslots[$1] += $9; flush[$1] += $10; fslots[$1] += $11
 }
 END {
-	split("stock mmtune-64 mmtune-256 mmtune-512", order, " ")
-	for (i = 1; i <= 4; i++) { c = order[i]; m[c] = median(mb[c]) + 0; s[c] = median(sys[c]) + 0 }
+	medians("stock mmtune-64 mmtune-256 mmtune-512")
 	row("config\tMB/s\tsys s\tvs stock\tpswpout\thit rate\tround trips per slot in\tout")
 	for (i = 1; i <= 4; i++) {
 		c = order[i]

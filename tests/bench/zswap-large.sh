@@ -72,16 +72,13 @@ zstd_mbps=$(bench_mbps zstd -b1 -B4096 /tmp/bench.data)
 rm -f /tmp/bench.data
 
 # Medians per configuration, then the table of ratios.
-echo
-echo "== results: median of $rounds rounds; MB/s = 10^6 bytes written per second of wall time"
+bench_mbps_header "$rounds"
 awk -v lz4="$lz4_mbps" -v zstd="$zstd_mbps" -v stored="$stored" -v fallbacks="$fallbacks" "$BENCH_AWK"'
 {
-	mb[$1] = mb[$1] " " $3; sys[$1] = sys[$1] " " $4
-	pswp[$1] += $5; zswp[$1] += $6; thp[$1] += $7; fb[$1] += $8; n[$1]++
+	add_round(); pswp[$1] += $5; zswp[$1] += $6; thp[$1] += $7; fb[$1] += $8
 }
 END {
-	split("stock split-4k mmtune", order, " ")
-	for (i = 1; i <= 3; i++) { c = order[i]; m[c] = median(mb[c]) + 0; s[c] = median(sys[c]) + 0 }
+	medians("stock split-4k mmtune")
 	row("config\tMB/s\tsys s\tvs stock\tvs split-4k\tpswpout\tzswpout\tthp_swpout\tfallback")
 	for (i = 1; i <= 3; i++) {
 		c = order[i]

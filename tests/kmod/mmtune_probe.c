@@ -12,8 +12,7 @@
  * No hook of the probe has a body: switching keys on is safe only while
  * the kernel has no call site for them or, as here, the ops have no hooks.
  */
-#include <linux/mmtune_hooks.h>
-#include <linux/module.h>
+#include "mmtune_test.h"
 
 static uint abi_version = MMTUNE_ABI_VERSION;
 module_param(abi_version, uint, 0444);
@@ -30,26 +29,12 @@ static struct mmtune_ops probe_ops = {
 
 static int __init mmtune_probe_init(void)
 {
-	int ret;
-
 	probe_ops.abi_version = abi_version;
 	/* A refusal fails the insmod with the hook core's error code. */
-	ret = mmtune_register(&probe_ops);
-	if (ret || !features)
-		return ret;
-	ret = mmtune_set_features(&probe_ops, features);
-	if (ret)
-		mmtune_unregister(&probe_ops);
-	return ret;
+	if (!features)
+		return mmtune_register(&probe_ops);
+	return mmtune_test_start(&probe_ops, features);
 }
 
-static void __exit mmtune_probe_exit(void)
-{
-	mmtune_unregister(&probe_ops);
-}
-
-module_init(mmtune_probe_init);
-module_exit(mmtune_probe_exit);
-MODULE_DESCRIPTION("mmtune hook core registration probe (tests only)");
-MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(MMTUNE);
+MMTUNE_TEST_MODULE(mmtune_probe, probe_ops,
+		   "mmtune hook core registration probe (tests only)");

@@ -23,10 +23,9 @@
  * few such frees even when the kernel enforces the cap; a kernel that does
  * not enforce it leaves nearly every free above.
  */
-#include <linux/mmtune_hooks.h>
 #include <linux/mmzone.h>
-#include <linux/module.h>
 #include <linux/percpu.h>
+#include "mmtune_test.h"
 
 #define STREAK	64
 /* Two blocks of order PAGE_ALLOC_COSTLY_ORDER: a refill at the cap. */
@@ -116,13 +115,5 @@ static int __init pcp_greedy_init(void)
 	return ret;
 }
 
-static void __exit pcp_greedy_exit(void)
-{
-	mmtune_unregister(&greedy_ops);
-}
-
-module_init(pcp_greedy_init);
-module_exit(pcp_greedy_exit);
-MODULE_DESCRIPTION("mmtune test: a pcp_high tuner that never frees (tests only)");
-MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(MMTUNE);
+MMTUNE_TEST_MODULE(pcp_greedy, greedy_ops,
+		   "mmtune test: a pcp_high tuner that never frees (tests only)");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Test-only module: keeps a large folio in the swap cache after reclaim
- * wrote it, so that test 36 (zswap_stale) reaches the state that the
+ * wrote it, so that zswap_large-stale-tail reaches the state that the
  * series' stale-entry fix is about without racing reclaim (6.1: patch
  * 0003's __frontswap_store(); 6.12: patch 0002's zswap_store() of a large
  * folio, which drops every entry at its offsets when it refuses it).
@@ -151,36 +151,40 @@ static bool in_pinned_range_of(unsigned int type, pgoff_t offset)
 	       offset < pin_offset + pin_nr;
 }
 
-#ifdef CONFIG_FRONTSWAP
-static bool in_pinned_range(struct pt_regs *regs)
+/*
+ * If (@type, @offset) is a swap slot of the pinned folio, count it in
+ * @counter, and in @also unless that is NULL; takes pin_lock.
+ */
+static void pin_count(unsigned int type, pgoff_t offset, u64 *counter,
+		      u64 *also)
 {
-	return in_pinned_range_of(regs_get_kernel_argument(regs, 0),
-				  regs_get_kernel_argument(regs, 1));
+	unsigned long flags;
+
+	spin_lock_irqsave(&pin_lock, flags);
+	if (in_pinned_range_of(type, offset)) {
+		(*counter)++;
+		if (also)
+			(*also)++;
+	}
+	spin_unlock_irqrestore(&pin_lock, flags);
 }
 
+#ifdef CONFIG_FRONTSWAP
 /*
  * Entries of zswap's invalidate_page(type, offset) and load(type, offset,
  * page) ops: frontswap calls them only for an offset it has an entry for.
  */
 static int zswap_invalidate_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&pin_lock, flags);
-	if (in_pinned_range(regs))
-		pin_invalidated++;
-	spin_unlock_irqrestore(&pin_lock, flags);
+	pin_count(regs_get_kernel_argument(regs, 0),
+		  regs_get_kernel_argument(regs, 1), &pin_invalidated, NULL);
 	return 0;
 }
 
 static int zswap_load_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&pin_lock, flags);
-	if (in_pinned_range(regs))
-		pin_loaded++;
-	spin_unlock_irqrestore(&pin_lock, flags);
+	pin_count(regs_get_kernel_argument(regs, 0),
+		  regs_get_kernel_argument(regs, 1), &pin_loaded, NULL);
 	return 0;
 }
 
@@ -222,12 +226,9 @@ static int zswap_entry_free_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	const struct zswap_entry_head *e =
 		(const void *)regs_get_kernel_argument(regs, 0);
-	unsigned long flags;
 
-	spin_lock_irqsave(&pin_lock, flags);
-	if (in_pinned_range_of(swp_type(e->swpentry), swp_offset(e->swpentry)))
-		pin_freed++;
-	spin_unlock_irqrestore(&pin_lock, flags);
+	pin_count(swp_type(e->swpentry), swp_offset(e->swpentry), &pin_freed,
+		  NULL);
 	return 0;
 }
 
@@ -256,17 +257,11 @@ static int zswap_load_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 static int zswap_load_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct zswap_load_call *call = (void *)ri->data;
-	unsigned long flags;
 
-	if (!regs_return_value(regs))
-		return 0;
-	spin_lock_irqsave(&pin_lock, flags);
-	if (in_pinned_range_of(swp_type(call->swp), swp_offset(call->swp))) {
-		pin_loaded++;
-		if (call->swapcache)
-			pin_loaded_freed++;
-	}
-	spin_unlock_irqrestore(&pin_lock, flags);
+	if (regs_return_value(regs))
+		pin_count(swp_type(call->swp), swp_offset(call->swp),
+			  &pin_loaded,
+			  call->swapcache ? &pin_loaded_freed : NULL);
 	return 0;
 }
 
@@ -382,31 +377,25 @@ out:
 DEFINE_DEBUGFS_ATTRIBUTE(tail_index_fops, NULL, tail_index_set, "%llu\n");
 #endif
 
-/* invalidated, loaded: @data is the counter, read under pin_lock. */
+/*
+ * invalidated, loaded: @data is the counter, read under pin_lock. On 6.12
+ * invalidated has none (NULL): the entries freed at the folio's offsets
+ * other than by its loads.
+ */
 static int counter_get(void *data, u64 *val)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&pin_lock, flags);
+#ifdef CONFIG_FRONTSWAP
 	*val = *(u64 *)data;
+#else
+	*val = data ? *(u64 *)data : pin_freed - pin_loaded_freed;
+#endif
 	spin_unlock_irqrestore(&pin_lock, flags);
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(counter_fops, counter_get, NULL, "%llu\n");
-
-#ifndef CONFIG_FRONTSWAP
-/* 6.12: entries freed at the folio's offsets other than by its loads. */
-static int invalidated_get(void *data, u64 *val)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&pin_lock, flags);
-	*val = pin_freed - pin_loaded_freed;
-	spin_unlock_irqrestore(&pin_lock, flags);
-	return 0;
-}
-DEFINE_DEBUGFS_ATTRIBUTE(invalidated_fops, invalidated_get, NULL, "%llu\n");
-#endif
 
 static struct dentry *pin_dir;
 
@@ -437,7 +426,7 @@ static int __init swapcache_pin_init(void)
 				   &pin_invalidated, &counter_fops);
 #else
 	debugfs_create_file_unsafe("invalidated", 0400, pin_dir, NULL,
-				   &invalidated_fops);
+				   &counter_fops);
 #endif
 	debugfs_create_file_unsafe("loaded", 0400, pin_dir, &pin_loaded,
 				   &counter_fops);

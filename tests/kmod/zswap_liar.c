@@ -25,11 +25,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
-#include <linux/debugfs.h>
 #include <linux/mm.h>
-#include <linux/mmtune_hooks.h>
-#include <linux/module.h>
 #include <linux/zswap.h>
+#include "mmtune_test.h"
 
 static char *mode = "lie";
 module_param(mode, charp, 0444);
@@ -92,8 +90,6 @@ static int counter_get(void *data, u64 *val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(counter_fops, counter_get, NULL, "%llu\n");
 
-static struct dentry *dir;
-
 static struct mmtune_ops liar_ops = {
 	.ops_size		= sizeof(struct mmtune_ops),
 	.abi_version		= MMTUNE_ABI_VERSION,
@@ -103,6 +99,7 @@ static struct mmtune_ops liar_ops = {
 
 static int __init zswap_liar_init(void)
 {
+	struct dentry *dir;
 	int ret = match_string(mode_names, ARRAY_SIZE(mode_names), mode);
 
 	if (ret < 0) {
@@ -110,14 +107,9 @@ static int __init zswap_liar_init(void)
 		return -EINVAL;
 	}
 	liar_mode = ret;
-	ret = mmtune_register(&liar_ops);
+	ret = mmtune_test_start(&liar_ops, BIT(MMTUNE_ZSWAP_LARGE));
 	if (ret)
 		return ret;
-	ret = mmtune_set_features(&liar_ops, BIT(MMTUNE_ZSWAP_LARGE));
-	if (ret) {
-		mmtune_unregister(&liar_ops);
-		return ret;
-	}
 	dir = debugfs_create_dir("zswap_liar", NULL);
 	debugfs_create_file_unsafe("offered", 0400, dir, &offered, &counter_fops);
 	debugfs_create_file_unsafe("refused_offers", 0400, dir, &refused_offers,
@@ -125,14 +117,5 @@ static int __init zswap_liar_init(void)
 	return 0;
 }
 
-static void __exit zswap_liar_exit(void)
-{
-	debugfs_remove_recursive(dir);
-	mmtune_unregister(&liar_ops);
-}
-
-module_init(zswap_liar_init);
-module_exit(zswap_liar_exit);
-MODULE_DESCRIPTION("A zswap_store_large hook that breaks its rules (tests only)");
-MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(MMTUNE);
+MMTUNE_TEST_MODULE(zswap_liar, liar_ops,
+		   "A zswap_store_large hook that breaks its rules (tests only)");

@@ -64,18 +64,12 @@
 #             (tests/packaging/grub-pin.sh on the same set, its TAP
 #             re-emitted as "grub-pin: ..."): Debian's higher cloud kernel
 #             without the pin, ours with it
-# Guest time limits (MMTUNE_E2E_TIMEOUT, default 1200 s a boot) grow with
-# the host's load (lib.sh: load_scale); on expiry the guest's blocked
-# tasks and CPU backtraces (sysrq w, l) end its console log.
+# Guest time limits: lib.sh (load_scale).
 set -uo pipefail
-
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$repo" || exit 2
 # shellcheck source=tests/packaging/lib.sh
-. tests/packaging/lib.sh
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/packaging/full.sh
 . tests/packaging/full.sh
-cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 
 usage() { echo "usage: $0 [--line 6.1|6.12] [--release bookworm|trixie] [--from 6.1-SET] [KERNEL-PKGS-DIR]" >&2; exit 2; }
 line=6.1 release=bookworm from='' kp=''

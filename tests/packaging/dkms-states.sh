@@ -271,14 +271,14 @@ rm -rf "$r" "build/packaging/work/dkms-states-kdevel-$suite"
 # kernels with the hooks are our headers packages, installed alone (the
 # /usr/src trigger builds): 6.1's (.config) and 6.12's (bindeb-pkg gives
 # include/config/auto.conf and no .config), from the kernel package sets
-# built last (build/packaging/kernel-pkgs, build/packaging/kernel-pkgs-6.12)
+# built last (build/packaging/kernel-pkgs-LINE)
 # or MMTUNE_DKMS_HOOK_HEADERS (.deb files); a line without one is skipped.
 # Downloads are kept in $MMTUNE_CACHE/apt-archives[-SUITE].
 hook_headers=()
 if [ -n "${MMTUNE_DKMS_HOOK_HEADERS:-}" ]; then
 	read -r -a hook_headers <<<"$MMTUNE_DKMS_HOOK_HEADERS"
 else
-	for d in build/packaging/kernel-pkgs build/packaging/kernel-pkgs-6.12; do
+	for d in build/packaging/kernel-pkgs-6.1 build/packaging/kernel-pkgs-6.12; do
 		for f in "$d"/deb/linux-headers-*_*.deb; do [ -f "$f" ] && hook_headers+=("$f"); break; done
 	done
 fi

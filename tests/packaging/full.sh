@@ -35,12 +35,16 @@
 #            kernel-mmtune-headers, refuses a package with a key; a Debian
 #            12 root with Debian's and our repository: apt-get upgrade
 #            takes nothing of ours (and the pin holds where a repository
-#            did carry linux-libc-dev); booted three times (no network, the
-#            repository served on 127.0.0.1 inside the guest): the quick
-#            start installs mmtune + mmtune-kernel-test, build 1's module
-#            loads under module.sig_enforce=1, build 2 is published and
-#            apt-get upgrade moves kernel and module together, build 2's
-#            module loads after the reboot and build 1's is refused
+#            did carry linux-libc-dev); each build a release of its own,
+#            newer for dpkg, rpm and sort -V; booted four times (no
+#            network, the repository served on 127.0.0.1 inside the
+#            guest): the quick start installs mmtune + mmtune-kernel-test,
+#            build 1's module loads under module.sig_enforce=1, build 2 is
+#            published and apt-get upgrade --with-new-pkgs installs its
+#            kernel and module beside build 1's (/lib/modules/<rel1>
+#            unchanged, overlay loads from it before the reboot), build
+#            2's module loads after the reboot and build 1's is refused,
+#            build 1 booted again still loads its modules
 # MMTUNE_PKG_PARTS="apt modules kernel release" (default: all) picks parts
 # (release alone builds the kernel packages and runs only its own checks).
 # Sourced by run.sh.
@@ -113,7 +117,7 @@ full_checks() {
 		skip "kernel package contents, DKMS, VM, RPM and end-to-end tests" "no kernel packages"
 		return 0
 	fi
-	kp=build/packaging/kernel-pkgs
+	kp=build/packaging/kernel-pkgs-6.1
 	rel=$(cat "$kp/kernel.release")
 	if [[ $parts != *" kernel "* ]]; then
 		release_checks "$base" "$kp" "$rel" "$ver"
@@ -329,7 +333,7 @@ ko_in_vm() {
 	mkdir -p "$kdir/arch/x86/boot" "$kdir/include/config"
 	cp "$kp/vmlinuz" "$kdir/arch/x86/boot/bzImage"
 	echo "$rel" >"$kdir/include/config/kernel.release"
-	out=$(KDIR=$kdir MMTUNE_VM_KO=$ko tests/vm/run.sh --tests '2[01]-*' 2>&1) || rc=$?
+	out=$(KDIR=$kdir MMTUNE_VM_KO=$ko tests/vm/run.sh --tests 'core-module-load,core-sysfs-docs' 2>&1) || rc=$?
 	echo "$out" >"$pk_logs/vm-dkms-ko.log"
 	note "$out"
 	if [ $rc -eq 0 ] && grep -q '^ok .*module-load' <<<"$out" && grep -q '^ok .*sysfs-docs' <<<"$out"; then
@@ -895,7 +899,7 @@ module_pkg_checks() {
 		want=$(cd kernel-patches/6.1 && while read -r p; do
 			case "$p" in ''|'#'*) continue ;; esac
 			echo "patch: $p $(sha256sum <"$p" | cut -d' ' -f1)"; done <series)
-		tree=$( (readlink -f build/kernel 2>/dev/null; ls -td "$cache"/kernels/*/linux 2>/dev/null) |
+		tree=$( (readlink -f build/6.1/kernel 2>/dev/null; ls -td "$cache"/kernels/*/linux 2>/dev/null) |
 			while read -r d; do
 				[ -f "$d/Module.symvers" ] &&
 					grep -q -- '-mmtune-test$' "$d/include/config/kernel.release" 2>/dev/null &&
@@ -1062,7 +1066,7 @@ signing_kept() {
 cn() { openssl x509 -inform DER -in "$1" -noout -subject -nameopt multiline | sed -n 's/^ *commonName *= *//p'; }
 
 release_checks() {
-	local base=$1 kp=$2 rel=$3 ver=$4 kp2=build/packaging/kernel-pkgs-rebuild t0=$SECONDS arts=() f
+	local base=$1 kp=$2 rel=$3 ver=$4 kp2=build/packaging/kernel-pkgs-6.1-rebuild t0=$SECONDS arts=() f
 	if ! timed "kernel packages built again from the same inputs (--variant rebuild: new build id, new key; .deb, ccache-warm)" \
 		packaging/kernel/build-kernel-pkgs.sh --deb --variant rebuild; then
 		skip "release checks of two builds" "the second build failed"; return 0
@@ -1077,27 +1081,30 @@ release_checks() {
 		signing_kept "$kp"
 	check "build 1 ($(cat "$kp/build-id")): kernel packages at <rel>-<build id>, mmtune-modules and $rel_meta pin that exact kernel build (.deb and .rpm)" \
 		versions_ok "$kp" "$rel" "$ver"
-	check "build 2 ($(cat "$kp2/build-id")): the same for the rebuild" versions_ok "$kp2" "$rel" "$ver"
-	local v1 v2
+	local v1 v2 rel2 b1 b2
+	rel2=$(cat "$kp2/kernel.release") b1=$(cat "$kp/build-id") b2=$(cat "$kp2/build-id")
+	check "build 2 ($b2): the same for the rebuild, release $rel2" versions_ok "$kp2" "$rel2" "$ver"
+	check "every build is a release of its own: $rel and $rel2 are <line>.<n>-mmtune<build id>, within utsname's 64 characters" \
+		bash -c "[ '$rel' != '$rel2' ] && [[ '$rel' == *-mmtune$b1 && '$rel2' == *-mmtune$b2 ]] && [ ${#rel2} -lt 65 ]"
 	v1=$(deb_field "$(ls "$kp"/deb/"$rel_meta"_*.deb)" Version) v2=$(deb_field "$(ls "$kp2"/deb/"$rel_meta"_*.deb)" Version)
-	check "build 2 is newer than build 1 for dpkg: linux-image, mmtune-modules, $rel_meta ($v1 < $v2)" bash -c "
-		dpkg --compare-versions '$rel-$(cat "$kp/build-id")' lt '$rel-$(cat "$kp2/build-id")' &&
-		dpkg --compare-versions '$ver+$(cat "$kp/build-id")' lt '$ver+$(cat "$kp2/build-id")' &&
-		dpkg --compare-versions '$v1' lt '$v2'"
+	check "build 2 is newer than build 1 for dpkg (linux-image, mmtune-modules, $rel_meta: $v1 < $v2), rpm and sort -V (GRUB's order): $rel < $rel2" bash -c "
+		dpkg --compare-versions '$rel-$b1' lt '$rel2-$b2' && dpkg --compare-versions '$ver+$b1' lt '$ver+$b2' &&
+		dpkg --compare-versions '$v1' lt '$v2' && [ \"\$(rpm --eval '%{lua: print(rpm.vercmp(\"${rel//-/_}\", \"${rel2//-/_}\"))}')\" = -1 ] &&
+		[ \"\$(printf '%s\\n' '$rel2' '$rel' | sort -V | tail -n 1)\" = '$rel2' ]"
 	check "nothing published under a distribution's name: linux-libc-dev and kernel-mmtune-headers unpublished, no kernel/kernel-devel/kernel-headers, no Obsoletes, no Provides of those" \
 		no_distro_names "$kp"
 	local c1 c2 m2 tmp
 	c1=$kp/signing/signing_key.x509 c2=$kp2/signing/signing_key.x509
 	tmp=$(mktemp -d)
-	dpkg-deb -x "$(ls "$kp2"/deb/mmtune-modules-"$rel"_*.deb)" "$tmp"
-	m2=$tmp/lib/modules/$rel/extra/mmtune.ko
+	dpkg-deb -x "$(ls "$kp2"/deb/mmtune-modules-"$rel2"_*.deb)" "$tmp"
+	m2=$tmp/lib/modules/$rel2/extra/mmtune.ko
 	check "build 2's key is new ('$(cn "$c2")' vs '$(cn "$c1")'); its mmtune.ko verifies against build 2's certificate and not build 1's" \
 		bash -c "$(declare -f ko_sig_verifies); ! cmp -s '$c1' '$c2' && ko_sig_verifies '$m2' '$c2' && ! ko_sig_verifies '$m2' '$c1'"
 	rm -rf "$tmp"
 
-	repo_checks "$kp" "$kp2" "$rel" "$ver"
+	repo_checks "$kp" "$kp2" "$rel" "$rel2"
 	shadow_checks "$base" "$kp"
-	repo_upgrade_checks "$base" "$kp" "$kp2" "$rel" "$ver"
+	repo_upgrade_checks "$base" "$kp" "$kp2" "$rel" "$rel2" "$ver"
 	note "release checks took $((SECONDS - t0))s"
 }
 
@@ -1110,7 +1117,7 @@ make_repo() {
 }
 
 repo_checks() {
-	local kp=$1 kp2=$2 rel=$3 ver=$4 out=$pk_work/repo rc=0 log=$pk_logs/make-repo.log d rel_f
+	local kp=$1 kp2=$2 rel=$3 rel2=$4 out=$pk_work/repo rc=0 log=$pk_logs/make-repo.log d rel_f
 	if make_repo "$out" build/packaging/out/deb build/packaging/out/rpm "$kp"/deb "$kp"/rpm "$kp"/unpublished "$kp2"/deb "$kp2"/unpublished \
 		>"$log" 2>&1; then
 		ok "make-repo.sh: apt and rpm repositories from the mmtune packages, both kernel builds and the unpublished packages given on purpose"
@@ -1126,9 +1133,9 @@ repo_checks() {
 			grep -q ' main/binary-amd64/Packages.xz\$' '$rel_f' && ! grep -qE ' (In)?Release(\.gpg)?\$' '$rel_f'"
 	check "apt repository: InRelease and Release.gpg verify against the exported mmtune-archive-keyring.gpg (gpgv)" \
 		bash -c "gpgv --keyring '$out/mmtune-archive-keyring.gpg' '$d/InRelease' && gpgv --keyring '$out/mmtune-archive-keyring.gpg' '$d/Release.gpg' '$rel_f'"
-	check "apt repository: both kernel builds published, linux-libc-dev and -dbg left out" bash -c "
+	check "apt repository: both kernel builds published (linux-image-$rel, linux-image-$rel2), linux-libc-dev and -dbg left out" bash -c "
 		p='$d/main/binary-amd64/Packages'; grep -E '^(Package|Version):' \$p | paste - - | sed 's/Package: //; s/\tVersion: / /'
-		[ \$(grep -c '^Package: linux-image-$rel\$' \$p) = 2 ] && [ \$(grep -c '^Package: $rel_meta\$' \$p) = 2 ] &&
+		grep -qx 'Package: linux-image-$rel' \$p && grep -qx 'Package: linux-image-$rel2' \$p && [ \$(grep -c '^Package: $rel_meta\$' \$p) = 2 ] &&
 		! grep -qE '^Package: (linux-libc-dev|.*-dbg)\$' \$p"
 	check "rpm repository: createrepo_c metadata, repomd.xml.asc verifies, every package signed (rpmkeys --checksig), no kernel-mmtune-headers" \
 		bash -c "ls '$out/rpm'; gpgv --keyring '$out/mmtune-archive-keyring.gpg' '$out/rpm/repodata/repomd.xml.asc' '$out/rpm/repodata/repomd.xml' &&
@@ -1217,14 +1224,14 @@ shadow_checks() {
 	rm -rf "$r"
 }
 
-# --- The operator quick start and a kernel rebuild, booted three times ------
+# --- The operator quick start and a kernel rebuild, booted four times -------
 # (guest/upgrade-check.sh). The guest has no network device; both
 # repositories (build 1; builds 1 and 2) are in the image and served on
 # 127.0.0.1. Between boots the host takes /boot/vmlinuz-<rel> out of the
-# image, as a boot loader would: it must be the kernel the last boot
-# installed (build 1's, then build 2's), booted with module.sig_enforce=1.
+# image, as a boot loader would: build 1's, build 2's (installed beside it
+# by the upgrade), then build 1's again, booted with module.sig_enforce=1.
 repo_upgrade_checks() {
-	local base=$1 kp=$2 kp2=$3 rel=$4 ver=$5 r=$pk_work/upg-root img=$pk_work/upg.img kver size
+	local base=$1 kp=$2 kp2=$3 rel=$4 rel2=$5 ver=$6 r=$pk_work/upg-root img=$pk_work/upg.img kver size
 	local cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune} g=$PWD/$pk_work/upg-boot n b k
 	copy_root "$base" "$r"
 	kver=$(basename "$(ls -d "$r"/usr/src/linux-headers-*-amd64 | head -n 1)")
@@ -1252,7 +1259,8 @@ repo_upgrade_checks() {
 	n=1
 	for k in "$kp" "$kp2"; do
 		b=$(cat "$k/build-id")
-		echo "$rel-$b" >"$r/usr/local/lib/mmtune-e2e/expected-kver$n"
+		cat "$k/kernel.release" >"$r/usr/local/lib/mmtune-e2e/expected-rel$n"
+		echo "$(cat "$k/kernel.release")-$b" >"$r/usr/local/lib/mmtune-e2e/expected-kver$n"
 		echo "$ver+$b" >"$r/usr/local/lib/mmtune-e2e/expected-mver$n"
 		deb_field "$(ls "$k"/deb/"$rel_meta"_*.deb)" Version >"$r/usr/local/lib/mmtune-e2e/expected-metaver$n"
 		cn "$k/signing/signing_key.x509" >"$r/usr/local/lib/mmtune-e2e/expected-signer$n"
@@ -1267,14 +1275,17 @@ repo_upgrade_checks() {
 	fi
 	rm -rf "$r"
 	guest_boot upgrade-install "$img" "$g/stock-vmlinuz" "$g/stock-initrd" || { rm -rf "$g" "$img"; return 0; }
-	n=1
-	for k in "$kp" "$kp2"; do
+	# Boots 2-4: build 1, build 2 (installed beside it by the upgrade),
+	# build 1 again (the previous build still boots).
+	local boot
+	for boot in build1 build2 build1-fallback; do
+		n=${boot:5:1} k=$kp
+		[ $n = 1 ] || k=$kp2
 		rm -f "$g/ours"
-		debugfs -R "dump /boot/vmlinuz-$rel $g/ours" "$img" >/dev/null 2>&1
-		check "upgrade: /boot/vmlinuz-$rel in the image after boot $n is build $n's kernel ($(cat "$k/build-id"))" cmp "$g/ours" "$k/vmlinuz" ||
+		debugfs -R "dump /boot/vmlinuz-$(cat "$k/kernel.release") $g/ours" "$img" >/dev/null 2>&1
+		check "upgrade: /boot/vmlinuz-$(cat "$k/kernel.release") in the image is build $n's kernel ($(cat "$k/build-id"))" cmp "$g/ours" "$k/vmlinuz" ||
 			{ rm -rf "$g" "$img"; return 0; }
-		guest_boot "upgrade-build$n" "$img" "$g/ours" "" "module.sig_enforce=1" || { rm -rf "$g" "$img"; return 0; }
-		n=$((n + 1))
+		guest_boot "upgrade-$boot" "$img" "$g/ours" "" "module.sig_enforce=1" || { rm -rf "$g" "$img"; return 0; }
 	done
 	rm -rf "$g" "$img"
 }

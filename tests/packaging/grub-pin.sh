@@ -24,19 +24,12 @@
 #            recipe's id, and grub.cfg has the submenu and entry it names
 #   boot 3   through GRUB: our kernel runs, the saved_entry unchanged
 # Each boot's console (GRUB's menu and the kernel's banner on ttyS0) is
-# also checked on the host. Guest time limits (MMTUNE_E2E_TIMEOUT, default
-# 1200 s a boot) grow with the host's load (lib.sh: load_scale); on expiry
-# the guest's blocked tasks and CPU backtraces (sysrq w, l) end its
-# console log.
+# also checked on the host. Guest time limits: lib.sh (load_scale).
 set -uo pipefail
-
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$repo" || exit 2
 # shellcheck source=tests/packaging/lib.sh
-. tests/packaging/lib.sh
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/packaging/full.sh
 . tests/packaging/full.sh
-cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 
 case $#:${1:-} in 0:|1:[!-]*) ;; *) echo "usage: $0 [KERNEL-PKGS-DIR]" >&2; exit 2 ;; esac
 kp=${1:-}

@@ -1,5 +1,7 @@
 # shellcheck shell=bash
-# Helpers sourced by tests/packaging/*.sh.
+# Helpers sourced by tests/packaging/*.sh, which run from the top of the
+# checkout: $repo, the current directory from here on.
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd) && cd "$repo" || exit 2
 
 # TAP output (tests/lib/tap.sh): ok/not ok with a running number; failures
 # do not stop a run.
@@ -21,11 +23,31 @@ check() {
 }
 note() { tap_diag "$*"; }
 
-# load_scale: the factor a guest's time limit is multiplied by on a busy
-# host, as tests/vm/run.sh scales its own: 1 + the 1-minute load per CPU
-# (MMTUNE_PKG_LOAD_SCALE overrides it).
+# Downloads, roots and kernel packages kept between runs.
+cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
+
+# load_scale: the factor a guest's time limit (MMTUNE_E2E_TIMEOUT, default
+# 1200 s a boot) is multiplied by on a busy host, as tests/vm/run.sh
+# scales its own: 1 + the 1-minute load per CPU (MMTUNE_PKG_LOAD_SCALE
+# overrides it). On expiry qemu_timed ends the guest's console log with
+# its blocked tasks and CPU backtraces (sysrq w, l).
 load_scale() {
 	echo "${MMTUNE_PKG_LOAD_SCALE:-$(awk -v n="$(nproc)" '{ print 1 + int($1 / n) }' /proc/loadavg)}"
+}
+
+# guest_boot LOG LIMIT DIR IMAGE RESULTS: boot DIR/vmlinuz and
+# DIR/initrd.img with IMAGE as the virtio root under TCG (1 CPU, 1 GiB)
+# until the guest powers off or LIMIT seconds pass (qemu_timed); the
+# console goes to LOG-console.log, the guest's second serial port to
+# RESULTS, qemu's output to LOG-qemu.log, a dump on expiry to LOG-dump*.
+guest_boot() {
+	local log=$1 limit=$2 dir=$3 image=$4 results=$5
+	qemu_timed "$log-dump" "$limit" -accel tcg,thread=single \
+		-smp 1 -m 1G -nodefaults -no-reboot -display none \
+		-kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" \
+		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 sysrq_always_enabled" \
+		-serial "file:$log-console.log" -serial "file:$results" \
+		-drive "file=$image,if=virtio,format=raw,cache=unsafe" >"$log-qemu.log" 2>&1
 }
 
 # in_root ROOT CMD...: run CMD chrooted into ROOT with /proc, /sys and /dev

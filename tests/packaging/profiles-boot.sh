@@ -20,18 +20,13 @@
 #
 # Needs build/packaging/out/deb (packaging/build.sh deb). Roots:
 # tests/packaging/rootfs.sh SUITE cloud (cached); kernels from the Debian
-# mirror, their .debs kept in $MMTUNE_CACHE/apt-archives-kernels. Guest time
-# limit MMTUNE_E2E_TIMEOUT (default 1200 s a boot) times lib.sh's
-# load_scale; on expiry the guest's blocked tasks and CPU backtraces end
-# its console log (build/packaging/logs/profiles-boot-CASE-*). Prints TAP;
-# exit 0 when every check passed.
+# mirror, their .debs kept in $MMTUNE_CACHE/apt-archives-kernels. Guest
+# time limits: lib.sh (load_scale); logs
+# build/packaging/logs/profiles-boot-CASE-*. Prints TAP; exit 0 when every
+# check passed.
 set -uo pipefail
-
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$repo" || exit 2
 # shellcheck source=tests/packaging/lib.sh
-. tests/packaging/lib.sh
-cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
+. "$(dirname "$0")/lib.sh"
 mirror=${MMTUNE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 archives=$cache/apt-archives-kernels
 deb=build/packaging/out/deb/mmtune_$(packaging/version.sh)_all.deb
@@ -88,12 +83,7 @@ for c in "${cases[@]}"; do
 		not_ok "$c: the image (root, kernel, mmtune installed, mmtune.service enabled)"; rc=1; continue
 	fi
 	t1=$SECONDS
-	qemu_timed "$logs/profiles-boot-$c-dump" "$limit" -accel tcg,thread=single \
-		-smp 1 -m 1G -nodefaults -no-reboot -display none \
-		-kernel "$w/$c/vmlinuz" -initrd "$w/$c/initrd.img" \
-		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 sysrq_always_enabled" \
-		-serial "file:$logs/profiles-boot-$c-console.log" -serial "file:$w/$c/results.tap" \
-		-drive "file=$w/$c/root.img,if=virtio,format=raw,cache=unsafe" >"$logs/profiles-boot-$c-qemu.log" 2>&1
+	guest_boot "$logs/profiles-boot-$c" "$limit" "$w/$c" "$w/$c/root.img" "$w/$c/results.tap"
 	note "$c: image $((t1 - t0))s, boot and checks $((SECONDS - t1))s"
 	# The guest's results, renumbered into this stream.
 	while IFS= read -r l; do

@@ -17,10 +17,8 @@
 # guest's TAP; exit 0 when every check passed. About 3 minutes.
 set -uo pipefail
 
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$repo" || exit 1
 # shellcheck disable=SC1091 # tests/packaging/lib.sh, checked on its own
-. tests/packaging/lib.sh >/dev/null
+. "$(dirname "$0")/lib.sh" >/dev/null
 base=${1:-$(tests/packaging/rootfs.sh)} || exit 1
 cache=${MMTUNE_CACHE:-$HOME/.cache/mmtune}
 ver=$(packaging/version.sh)
@@ -78,12 +76,7 @@ rc=0
 for b in stock:"$img" module:"$w/module.img"; do
 	t0=$SECONDS
 	rm -f "$w/results.tap"
-	qemu_timed "$logs/stock-boot-${b%%:*}-dump" "${MMTUNE_E2E_TIMEOUT:-1200}" -accel tcg,thread=single \
-		-smp 1 -m 1G -nodefaults -no-reboot -display none \
-		-kernel "$w/vmlinuz" -initrd "$w/initrd.img" \
-		-append "root=/dev/vda rw console=ttyS0,115200 panic=-1 sysrq_always_enabled" \
-		-serial "file:$logs/stock-boot-${b%%:*}-boot-console.log" -serial "file:$w/results.tap" \
-		-drive "file=${b#*:},if=virtio,format=raw,cache=unsafe" >"$logs/stock-boot-${b%%:*}-boot-qemu.log" 2>&1
+	guest_boot "$logs/stock-boot-${b%%:*}-boot" "${MMTUNE_E2E_TIMEOUT:-1200}" "$w" "${b#*:}" "$w/results.tap"
 	echo "# ${b%%:*}: boot and checks took $((SECONDS - t0))s"
 	sed -i 's/\r$//' "$w/results.tap"
 	cat "$w/results.tap"

@@ -8,7 +8,9 @@ lines; without MMTUNE_TAP pytest prints them in a "diagnostics" section.
 """
 
 import difflib
+import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -83,6 +85,35 @@ def golden(name, text):
                                             "golden/" + name, "actual"))
         pytest.fail("output differs from golden/%s (MMTUNE_UPDATE_GOLDEN=1 to accept):\n%s"
                     % (name, diff))
+
+
+def refused(root, run, *args):
+    """run(*args) fails with exit status 2 and changes no knob under root:
+    its stderr."""
+    before = fakeroot.snapshot(root)
+    rc, out, err = run(*args)
+    assert rc == 2, err
+    assert fakeroot.snapshot(root) == before
+    return err
+
+
+# The tools venv (tests/userspace/venv.sh): linters, ansible, prometheus_client.
+TOOLS = os.environ.get("MMTUNE_TOOLS_VENV")
+needs_tools = pytest.mark.skipif(
+    not TOOLS, reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+
+
+def prometheus_families(text):
+    """text as prometheus_client's parser reads it:
+    {family: (type, [[sample, labels, value], ...])}."""
+    p = subprocess.run([os.path.join(TOOLS, "bin/python"), "-c", (
+        "import json, sys\n"
+        "from prometheus_client.parser import text_string_to_metric_families as parse\n"
+        "print(json.dumps([(f.name, f.type, [(s.name, s.labels, s.value) for s in f.samples])"
+        " for f in parse(sys.stdin.read())]))\n")],
+        input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, p.stderr
+    return dict((n, (t, s)) for n, t, s in json.loads(p.stdout))
 
 
 # --- TAP -------------------------------------------------------------------

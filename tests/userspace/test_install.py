@@ -8,12 +8,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import TOOLS, needs_tools
 
 import fakeroot
 
 UNITS = ["mmtune.service", "mmtune-reapply.service", "mmtune-metrics.service",
          "mmtune-metrics.timer"]
-TOOLS = os.environ.get("MMTUNE_TOOLS_VENV")
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +107,7 @@ def test_units_content(staged):
     assert "After=modprobe@mmtune.service" in dropin.splitlines()
 
 
-@pytest.mark.skipif(not TOOLS, reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+@needs_tools
 def test_vermin_python39(staged):
     p = subprocess.run([os.path.join(TOOLS, "bin/vermin"), "--no-tips", "--violations", "-t=3.9-",
                         "--eval-annotations",
@@ -117,7 +117,7 @@ def test_vermin_python39(staged):
     assert p.returncode == 0, p.stdout
 
 
-@pytest.mark.skipif(not TOOLS, reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+@needs_tools
 def test_ansible_example_syntax(tmp_path):
     ex = os.path.join(fakeroot.SYSTEMD, "examples", "ansible")
     env = dict(os.environ, ANSIBLE_LOCAL_TEMP=str(tmp_path), ANSIBLE_HOME=str(tmp_path),
@@ -130,7 +130,7 @@ def test_ansible_example_syntax(tmp_path):
     assert "playbook: " in p.stdout
 
 
-@pytest.mark.skipif(not TOOLS, reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+@needs_tools
 def test_ansible_role_check_diff_then_apply(root, tmp_path):
     """The role against a fake root: --check --diff changes nothing and shows
     the kernel values that would change (including the override not deployed

@@ -14,12 +14,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import needs_tools, prometheus_families, refused
 
 import fakeroot
 from mmtunectl import journal as mmtune_journal
 from mmtunectl.context import Context
 
-TOOLS = os.environ.get("MMTUNE_TOOLS_VENV")
 SWAPPINESS = "proc/sys/vm/swappiness"
 
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
@@ -111,19 +111,11 @@ def test_prometheus_without_an_apply_and_without_the_module(root, run):
     assert fams["mmtune_health_status"] == ("gauge", [("", 3.0)])
 
 
-@pytest.mark.skipif(not TOOLS, reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+@needs_tools
 def test_prometheus_client_parses_it(root, run):
     fakeroot.add_all_features(root)
     assert run("apply", "balanced")[0] == 0
-    out = run("status", "--prometheus")[1]
-    p = subprocess.run([os.path.join(TOOLS, "bin/python"), "-c", (
-        "import json, sys\n"
-        "from prometheus_client.parser import text_string_to_metric_families as parse\n"
-        "print(json.dumps([(f.name, f.type, [(s.name, s.labels, s.value) for s in f.samples])"
-        " for f in parse(sys.stdin.read())]))\n")],
-        input=out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
-    assert p.returncode == 0, p.stderr
-    fams = dict((n, (t, s)) for n, t, s in json.loads(p.stdout))
+    fams = prometheus_families(run("status", "--prometheus")[1])
     assert fams["mmtune_zswap_large_thp_stored"][0] == "counter"       # the parser drops _total
     assert fams["mmtune_zswap_large_thp_stored"][1] == [["mmtune_zswap_large_thp_stored_total", {}, 0.0]]
     assert fams["mmtune_apply_success"][1][0][2] == 1.0
@@ -234,7 +226,7 @@ def test_each_apply_and_rollback_writes_one_journal_entry(root, run, journal):
 
 def test_failures_are_logged_with_error_priority(root, run, journal, monkeypatch):
     fakeroot.write(root, "etc/mmtune/profiles/bad.conf", "[sysctl]\nvm.swappiness = 500\n")
-    assert run("apply", "bad")[0] == 2
+    refused(root, run, "apply", "bad")
     e, = journal()
     assert (e["PRIORITY"], e["MMTUNE_RESULT"]) == ("3", "failed")
     assert "/etc/mmtune/profiles/bad.conf:2: sysctl.vm.swappiness: 500 is out of range" in e["MESSAGE"]
@@ -244,19 +236,11 @@ def test_failed_reload_keeps_the_previous_values_and_says_so(root, run, journal,
     fakeroot.write(root, "etc/mmtune/profile", "database\n")
     assert run("apply", "--auto")[0] == 0
     journal()
-    applied = fakeroot.snapshot(root)
     state = open(os.path.join(root, "run/mmtune/state.json")).read()
     fakeroot.write(root, "etc/mmtune/profile", "batch-throughput\n")   # a package upgrade...
-    real = Context.write_raw
-
-    def refuse(self, rel, value):                                    # ...and a refused write
-        if rel == "sys/module/zswap/parameters/compressor":
-            raise OSError(22, "Invalid argument")
-        real(self, rel, value)
-    monkeypatch.setattr(Context, "write_raw", refuse)
-    rc, out, err = run("apply", "--auto", "--reload")
-    assert rc == 2
-    assert fakeroot.snapshot(root) == applied
+    monkeypatch.setattr(Context, "write_raw",                          # ...and a refused write
+                        fakeroot.failing_writer("sys/module/zswap/parameters/compressor"))
+    refused(root, run, "apply", "--auto", "--reload")
     assert open(os.path.join(root, "run/mmtune/state.json")).read() == state
     e, = journal()
     assert e["PRIORITY"] == "3" and e["MMTUNE_ACTION"] == "re-apply"

@@ -2,7 +2,7 @@
 
 import os
 
-from conftest import golden
+from conftest import golden, refused
 
 import fakeroot
 
@@ -93,10 +93,8 @@ def test_bad_rules_are_errors_with_file_and_line(root, run):
 
 def test_bad_override_names_file_and_line(root, run):
     fakeroot.write(root, "etc/mmtune/profile", "\n../etc/passwd\n")
-    rc, out, err = run("recommend")
-    assert rc == 2
-    assert err == ("error: /etc/mmtune/profile:2: not a profile name (letters, digits, '_', "
-                   "'.', '-')\n")
+    assert refused(root, run, "recommend") == (
+        "error: /etc/mmtune/profile:2: not a profile name (letters, digits, '_', '.', '-')\n")
 
 
 def test_facts_verbose(root, run):

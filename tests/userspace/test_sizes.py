@@ -10,7 +10,7 @@ import re
 import shutil
 
 import pytest
-from conftest import golden
+from conftest import golden, needs_tools, prometheus_families
 from test_observability import check_exposition
 
 import fakeroot
@@ -29,6 +29,14 @@ def select(root, name):
     fakeroot.write(root, "etc/mmtune/profile", name + "\n")
 
 
+def apply(root, run, name):
+    """Select and apply profile name, which succeeds: the apply's stdout."""
+    select(root, name)
+    rc, out, err = run("apply", name)
+    assert (rc, err) == (0, "")
+    return out
+
+
 def counters_612(root):
     """Some traffic through the per-size paths of a 6.12 kernel."""
     for rel, v in (("hugepages-64kB/stats/anon_fault_alloc", "1200"),
@@ -45,9 +53,7 @@ def counters_612(root):
 
 @pytest.mark.parametrize("line", ["6.12"])
 def test_612_apply_sets_every_size_golden(root, run, line):
-    select(root, "container-host")
-    rc, out, err = run("apply", "container-host")
-    assert (rc, err) == (0, "")
+    out = apply(root, run, "container-host")
     golden("apply-612-container-host.txt", out)
     for size in (16, 32, 64):
         assert fakeroot.read(root, THP + "hugepages-%dkB/enabled" % size) == \
@@ -68,10 +74,8 @@ def test_61_same_profile_applies_with_one_skip_line(root, run):
     cgroup sections apply: 6.1's one size)."""
     fakeroot.add_all_features(root)
     fakeroot.cgroup_policy(root, line="6.1")
-    select(root, "container-host")
     before = fakeroot.snapshot(root)
-    rc, out, err = run("apply", "container-host")
-    assert (rc, err) == (0, "")
+    out = apply(root, run, "container-host")
     assert skip_lines(out) == [
         "skipped: 5 knob(s) not on this kernel line (6.1), only on 6.12: "
         "thp.hugepages-16kB.enabled, thp.hugepages-32kB.enabled, thp.hugepages-64kB.enabled, "
@@ -100,9 +104,7 @@ def test_61_same_profile_applies_with_one_skip_line(root, run):
 @pytest.mark.parametrize("line", ["6.1", "6.12"])
 @pytest.mark.parametrize("name", ["database", "container-host", "batch-throughput"])
 def test_profiles_with_sizes_apply_on_both_lines(root, run, line, name):
-    select(root, name)
-    rc, out, err = run("apply", name)
-    assert (rc, err) == (0, "")
+    out = apply(root, run, name)
     assert len(skip_lines(out)) == 1
     assert run("verify")[0] == 0
     rc, out, err = run("rollback")
@@ -119,9 +121,7 @@ def test_required_per_size_knobs_of_another_line_are_skipped_too(root, run):
                    "[thp.hugepages-8kB]\nshmem_enabled = advise\n"
                    "[mmtune.zswap_large]\nstore_64kB = 0\nenabled = 1\n"
                    "[zswap]\nshrinker_enabled = 1\n")
-    select(root, "p")
-    rc, out, err = run("apply", "p")
-    assert (rc, err) == (0, "")
+    out = apply(root, run, "p")
     assert skip_lines(out) == [
         "skipped: 4 knob(s) not on this kernel line (6.1), only on 6.12: "
         "thp.hugepages-8kB.shmem_enabled, thp.hugepages-64kB.enabled, zswap.shrinker_enabled, "
@@ -134,9 +134,7 @@ def test_required_per_size_knobs_of_another_line_are_skipped_too(root, run):
 def test_612_knob_of_61_is_skipped_and_zswap_params_of_612_set(root, run, line):
     fakeroot.write(root, ETC + "p.conf", "[zswap]\nsame_filled_pages_enabled = 0\n"
                    "shrinker_enabled = 1\n[mmtune.pcp_high]\nenabled = 1\n")
-    select(root, "p")
-    rc, out, err = run("apply", "p")
-    assert (rc, err) == (0, "")
+    out = apply(root, run, "p")
     assert skip_lines(out) == [
         "skipped: 2 knob(s) not on this kernel line (6.12), only on 6.1: "
         "zswap.same_filled_pages_enabled, mmtune.pcp_high.enabled"]
@@ -215,9 +213,7 @@ def test_612_stock_kernel_without_hooks(root, run, line):
     an absent feature (exit 5), those of 6.1 the one skip line."""
     shutil.rmtree(os.path.join(root, MM))
     fakeroot.write(root, "proc/kallsyms", "0000000000000000 T _stext\n")
-    select(root, "database")
-    rc, out, err = run("apply", "database")
-    assert (rc, err) == (0, "")
+    out = apply(root, run, "database")
     assert skip_lines(out)[0].startswith("skipped: 6 knob(s) not on this kernel line (6.12), "
                                          "only on 6.1: mmtune.swap_slots.cache_size, ")
     warn = [l for l in out.splitlines() if l.startswith("warning: kernel feature mmtune")]
@@ -234,9 +230,7 @@ def test_a_kernel_of_no_mmtune_line_keeps_the_feature_rule(root, run):
     (one warning per feature), as before kernel lines."""
     fakeroot.write(root, "proc/sys/kernel/osrelease", "6.6.0-generic")
     fakeroot.write(root, ETC + "p.conf", "[?thp.hugepages-64kB]\nenabled = always\n")
-    select(root, "p")
-    rc, out, err = run("apply", "p")
-    assert (rc, err) == (0, "")
+    out = apply(root, run, "p")
     assert skip_lines(out) == []
     assert ("warning: kernel feature thp.hugepages-64kB is absent (no "
             "/sys/kernel/mm/transparent_hugepage/hugepages-64kB; needs mTHP size 64 kB") in out
@@ -305,22 +299,11 @@ def test_bad_per_size_errors_golden(root, run):
     golden("errors-bad-sizes.txt", err)
 
 
-@pytest.mark.skipif(not os.environ.get("MMTUNE_TOOLS_VENV"),
-                    reason="MMTUNE_TOOLS_VENV not set (tests/userspace/run.sh sets it)")
+@needs_tools
 @pytest.mark.parametrize("line", ["6.12"])
 def test_612_prometheus_client_parses_the_size_labels(root, run, line):
-    import subprocess
     counters_612(root)
-    out = run("status", "--prometheus")[1]
-    tools = os.environ["MMTUNE_TOOLS_VENV"]
-    p = subprocess.run([os.path.join(tools, "bin/python"), "-c", (
-        "import json, sys\n"
-        "from prometheus_client.parser import text_string_to_metric_families as parse\n"
-        "print(json.dumps([(f.name, f.type, [(s.name, s.labels, s.value) for s in f.samples])"
-        " for f in parse(sys.stdin.read())]))\n")],
-        input=out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
-    assert p.returncode == 0, p.stderr
-    fams = dict((n, (t, s)) for n, t, s in json.loads(p.stdout))
+    fams = prometheus_families(run("status", "--prometheus")[1])
     assert fams["mmtune_thp_zswpout"][0] == "counter"          # the parser drops _total
     assert ["mmtune_thp_zswpout_total", {"size": "64kB"}, 42.0] in fams["mmtune_thp_zswpout"][1]
     assert fams["mmtune_thp_nr_anon"][0] == "gauge"

@@ -102,28 +102,30 @@ def test_defaults_and_ranges_agree_with_the_docs(row):
 
 def module_files():
     """{rel path: rw|ro} from the feature descriptors of module/*.c: the
-    root files of sysfs.c, then per MMTUNE_DESC(dir, ...) "enabled", the
-    knobs (MMTUNE_KNOB_*), the other files of its attrs[] and its counters
-    (STAT() entries of its counters[] table)."""
+    root files of sysfs.c, then per MMTUNE_DEFINE_FEATURE(dir, ...) (or
+    MMTUNE_DESC) "enabled", the knobs (MMTUNE_KNOB_ATTR) and other files of
+    its attrs[] and its counters (STAT() entries of its counters[] table)."""
     out = {}
     for f in sorted(glob.glob(os.path.join(MODULE, "*.c"))):
         text = open(f).read()
         modes = dict((n, m.lower()) for m, n in re.findall(r"__ATTR_(RO|RW)\((\w+)\)", text))
+        modes.update((n, "ro") for n in re.findall(r"MMTUNE_ATTR_RO\((\w+)\)", text))
         if os.path.basename(f) == "sysfs.c":
             body = re.search(r"mmtune_root_attrs\[\] = \{(.*?)\};", text, re.S).group(1)
             for n in re.findall(r"&(\w+)_attr\.", body):
                 out[n] = modes[n]
             continue
-        m = re.search(r"MMTUNE_DESC\((\w+),", text)
+        m = re.search(r"MMTUNE_(?:DEFINE_FEATURE|DESC)\((\w+),", text)
         if not m:
             continue
         d = m.group(1)
         out[d + "/enabled"] = "rw"
-        for n in re.findall(r"MMTUNE_KNOB_(?:ORDER_)?(?:U32|BOOL|CHOICE)\((\w+),", text):
-            out[d + "/" + n] = "rw"
         body = re.search(r"static struct attribute \*%s_attrs\[\] = \{(.*?)\};" % d,
                          text, re.S).group(1)
-        for n in re.findall(r"&(\w+)_attr\.", body):
+        for n in re.findall(r"MMTUNE_KNOB_ATTR\((\w+)\)", body):
+            out[d + "/" + n] = "rw"
+        for n in re.findall(r"&(\w+)_attr\.|\bMMTUNE_ATTR\((\w+)\)", body):
+            n = "".join(n)
             out[d + "/" + n] = modes[n]
         # Files that may be longer than a page: sysfs bin attributes.
         bins = dict((n, "rw") for n in re.findall(r"\bBIN_ATTR\((\w+), 0644,", text))

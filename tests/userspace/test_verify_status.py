@@ -3,7 +3,7 @@
 import json
 import os
 
-from conftest import golden
+from conftest import golden, refused
 
 import fakeroot
 
@@ -33,10 +33,9 @@ def test_verify_codes(root, run):
     assert ("missing: mmtune.zswap_large.backoff_ms: wanted 1000, live (no such file) "
             "(/etc/mmtune/profiles/database.conf.d/50-z.conf:2)\n") in out
     fakeroot.write(root, "etc/mmtune/profiles/database.conf.d/99-typo.conf", "[sysctl]\nvm.swapiness=1\n")
-    rc, out, err = run("verify")
-    assert rc == 2
-    assert err == ("error: /etc/mmtune/profiles/database.conf.d/99-typo.conf:2: unknown key "
-                   "'vm.swapiness' in [sysctl] (did you mean 'vm.swappiness'?)\n")
+    assert refused(root, run, "verify") == (
+        "error: /etc/mmtune/profiles/database.conf.d/99-typo.conf:2: unknown key "
+        "'vm.swapiness' in [sysctl] (did you mean 'vm.swappiness'?)\n")
 
 
 def test_verify_without_apply_checks_the_recommended_profile(root, run):

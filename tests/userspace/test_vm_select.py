@@ -32,10 +32,12 @@ SHELLS = [["bash"]] + ([["busybox", "sh"]] if shutil.which("busybox") else [])
 @pytest.mark.parametrize("shell", SHELLS, ids=lambda s: s[0])
 @pytest.mark.parametrize("spec,want", [
     ("*", NAMES),
-    ("3*", [n for n in NAMES if n.startswith("3")]),
-    ("39-*,48-*", [n for n in NAMES if n[:3] in ("39-", "48-")]),
-    ("*,!39-*,!48-*", [n for n in NAMES if n[:3] not in ("39-", "48-")]),
-    ("!4*", [n for n in NAMES if not n.startswith("4")]),
+    ("zswap_large-*", [n for n in NAMES if n.startswith("zswap_large-")]),
+    ("thp_swap-split-churn,pcp_high-reclaim-cap",
+     [n for n in NAMES if n in ("thp_swap-split-churn", "pcp_high-reclaim-cap")]),
+    ("*,!thp_swap-split-churn,!pcp_high-reclaim-cap",
+     [n for n in NAMES if n not in ("thp_swap-split-churn", "pcp_high-reclaim-cap")]),
+    ("!pcp_high-*", [n for n in NAMES if not n.startswith("pcp_high-")]),
     ("nothing-*", []),
 ])
 def test_selection(shell, spec, want):
@@ -50,3 +52,45 @@ def test_split_runs_every_test_once():
     first, second = chosen(["bash"], rest), chosen(["bash"], split)
     assert second, "the split moves no test"
     assert sorted(first + second) == NAMES
+
+
+GROUPS = os.path.join(fakeroot.REPO, "tests", "vm", "guest", "groups")
+KNOBS = os.path.join(fakeroot.REPO, "sysfs-docs", "knobs.tsv")
+
+
+def read_groups():
+    groups = {}
+    for line in open(GROUPS):
+        if line.strip() and not line.startswith("#"):
+            name, kind = line.rstrip("\n").split("\t")[:2]
+            groups[name] = kind
+    return groups
+
+
+def test_names_follow_groups():
+    """Every VM test is GROUP-NAME.sh of a listed group; a "feature"
+    group is a feature of knobs.tsv, and every feature has a group with
+    at least one test."""
+    groups = read_groups()
+    features = {l.split("\t")[0] for l in open(KNOBS)
+                if not l.startswith(("#", "dir\t")) and not l.startswith(".\t")}
+    bad = [n for n in NAMES if not re.fullmatch(r"[a-z0-9_]+-[a-z0-9-]+", n)
+           or n.split("-")[0] not in groups]
+    assert bad == [], "tests outside tests/vm/guest/groups"
+    assert {g for g, k in groups.items() if k == "feature"} == features
+    assert {f for f in features if not any(n.startswith(f + "-") for n in NAMES)} == set()
+
+
+def test_run_order_is_group_order():
+    """select.sh's tests_in_order runs group by group as groups lists them,
+    core-hooks-idle first and kmemleak-scan last, every test once."""
+    d = os.path.join(fakeroot.REPO, "tests", "vm", "tests")
+    out = subprocess.run(["bash", "-c", '. "$1"; tests_in_order "$2" "$3"', "sh",
+                          SELECT, d, GROUPS], check=True, capture_output=True,
+                         text=True).stdout.split()
+    order = [os.path.basename(t)[:-3] for t in out]
+    assert sorted(order) == NAMES
+    assert order[0] == "core-hooks-idle" and order[-1] == "kmemleak-scan"
+    rank = {g: i for i, g in enumerate(read_groups())}
+    ranks = [rank[n.split("-")[0]] for n in order]
+    assert ranks == sorted(ranks)

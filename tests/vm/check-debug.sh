@@ -2,24 +2,25 @@
 # "make check-debug": the whole VM suite on the debug kernel (test-vm.config
 # plus kernel-patches/configs/debug.config: KASAN, kmemleak, DEBUG_PAGEALLOC,
 # fault injection, lockdep), booted with preempt=full. The last guest test,
-# 99-kmemleak, scans for leaks after the last rmmod. tests/vm/run.sh fails
+# kmemleak-scan, scans for leaks after the last rmmod. tests/vm/run.sh fails
 # the run on a failed test and on any KASAN, kmemleak, lockdep or other
 # kernel report on the console.
-# The fault injection tests (25, 38, 3c, 69) run only here: the test kernel
+# The fault injection tests (core-module-load-faults, zswap_large-*fault-injection,
+# swap_slots-fault-injection) run only here: the test kernel
 # has no fault injection, so they skip in "make check".
 #
 # mmtune.ko and the test modules are built against the debug kernel in
-# build/debug/ (6.12: build/debug-6.12/; a copy of the sources), so module/
-# keeps the test kernel's.
+# build/LINE/debug/ (a copy of the sources), so build/LINE/module keeps the
+# test kernel's.
 # Environment: as tests/vm/run.sh; MMTUNE_VM_TIMEOUT_SCALE defaults to 4
 # here (KASAN under TCG is slow), which also scales run.sh's run timeout.
 #   tests/vm/check-debug.sh [--line LINE] [--tests GLOB | --pressure | --z3fold]
 #
-# --line LINE: that kernel line's debug kernel ("make check-debug
-# LINE=6.12"): scripts/kernel-build-line.sh LINE --variant debug (the same
-# debug.config on the line's test kernel, linked as build/kernel-LINE-debug)
-# and tests/vm/run.sh --line LINE (run directory build/vm-LINE). 6.1, the
-# default, is built by scripts/kernel-build.sh --variant debug as before.
+# --line LINE (default 6.1): that kernel line's debug kernel ("make
+# check-debug LINE=6.12"): scripts/kernel-build.sh LINE --variant debug
+# (debug.config on the line's test kernel, linked as
+# build/LINE/kernel-debug) and tests/vm/run.sh --line LINE (run directory
+# build/LINE/vm).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,14 +30,11 @@ if [ "${1:-}" = --line ]; then
 	line=${2:-}
 	shift 2 || { echo "usage: $0 [--line LINE] [--tests GLOB | --z3fold]" >&2; exit 2; }
 fi
-if [ "$line" = 6.1 ]; then
-	out=$repo/build/debug vm_out=$repo/build/vm line_args=()
-	kdir=$(scripts/kernel-build.sh --variant debug --kdir)
-else
-	[ -f "kernel-patches/$line/series" ] || { echo "check-debug: no kernel line $line" >&2; exit 2; }
-	out=$repo/build/debug-$line vm_out=$repo/build/vm-$line line_args=(--line "$line")
-	kdir=$(scripts/kernel-build-line.sh "$line" --variant debug --kdir)
-fi
+[ -f "kernel-patches/$line/line.conf" ] || { echo "check-debug: no kernel line '$line'" >&2; exit 2; }
+out=$repo/build/$line/debug vm_out=$repo/build/$line/vm line_args=(--line "$line")
+kdir=$(scripts/kernel-build.sh "$line" --variant debug --kdir)
+debug_known_reports='' debug_pressure_tests=''
+. "kernel-patches/$line/line.conf"
 rm -rf "$out"
 mkdir -p "$out"
 cp -r module "$out/module"
@@ -51,7 +49,7 @@ export KDIR=$kdir
 export MMTUNE_VM_KO=$out/module/mmtune.ko
 export MMTUNE_VM_PROBE_KO=$out/kmod/mmtune_probe.ko
 # slub_debug=A marks zswap's entry cache for failslab's cache-filter
-# (test 38 fails only those allocations); the mark changes nothing else.
+# (zswap_large-fault-injection fails only those allocations); the mark changes nothing else.
 # mmtune.variant=debug tells the guest tests which kernel they run on
 # (debug_kernel in tests/vm/guest/lib.sh).
 append="preempt=full slub_debug=A,zswap_entry mmtune.variant=debug ${MMTUNE_VM_APPEND:-}"
@@ -64,20 +62,20 @@ export MMTUNE_VM_TIMEOUT_SCALE=${MMTUNE_VM_TIMEOUT_SCALE:-4}
 # tests/vm/known-reports/z3fold-slots.awk), and when a zpool switch frees
 # a z3fold pool, SLUB's report taints the kernel, which turns lockdep off
 # for the rest of the boot. So the whole suite runs with zsmalloc and zbud
-# only, and the z3fold rounds of 31, 32 and 34 get a boot of their own,
+# only, and the z3fold rounds of zswap_large-thp-store, -rollback and -rmmod get a boot of their own,
 # the last, where that one report is expected and every other still
-# fails the run. Test 48's global pressure (more than MemAvailable) makes
+# fails the run. pcp_high-reclaim-cap's global pressure (more than MemAvailable) makes
 # kmemleak's own allocations fail until its emergency pool is empty and it
 # turns itself off (seen at 3879 s of a whole-suite boot), which would void
-# every later leak check: 48 skips while kmemleak is on and gets a boot of
+# every later leak check: it skips while kmemleak is on and gets a boot of
 # its own with kmemleak=off (KASAN and lockdep still on).
 # --tests GLOB: the first boot only, with that glob; --z3fold: the z3fold
-# boot only; --pressure: the boot of 48 only.
-# 6.12's z3fold (deprecated there, gone upstream since) left no slot
-# behind: its z3fold boot had no such report (2026-11-27), so there the
-# report is not filtered, and would fail the run.
-known=z3fold-slots
-[ "$line" = 6.1 ] || known=
+# boot only; --pressure: the pressure boot only.
+# The known reports of a line's z3fold boot and the tests of its pressure
+# boot are in its row (debug_known_reports, debug_pressure_tests): 6.12's
+# z3fold (deprecated there, gone upstream since) leaves no slot behind, so
+# there the report is not filtered and would fail the run; pcp_high-reclaim-cap is about
+# pcp_high, which only the 6.1 line offers.
 rc=0
 case "${1:-}" in
 --z3fold | --pressure) ;;
@@ -86,20 +84,17 @@ case "${1:-}" in
 	[ $# -gt 0 ] && exit $rc
 	cp "$vm_out/console.log" "$out/console-main.log" ;;
 esac
-# Test 48 is about pcp_high, which only the 6.1 line offers (6.12 has
-# upstream's tuning; README.md, "Kernel lines"): elsewhere the boot would
-# only skip it.
-if [ "${1:-}" = --pressure ] && [ "$line" != 6.1 ]; then
-	echo "check-debug: --pressure: test 48 (pcp_high) is 6.1 only" >&2
+if [ "${1:-}" = --pressure ] && [ -z "$debug_pressure_tests" ]; then
+	echo "check-debug: --pressure: line $line has no pressure boot (debug_pressure_tests)" >&2
 	exit 2
 fi
-if [ "${1:-}" != --z3fold ] && [ "$line" = 6.1 ]; then
-	echo "check-debug: the pressure boot (48 with kmemleak=off)"
-	MMTUNE_VM_APPEND="$append kmemleak=off" tests/vm/run.sh "${line_args[@]}" --tests '48-*' || rc=1
+if [ "${1:-}" != --z3fold ] && [ -n "$debug_pressure_tests" ]; then
+	echo "check-debug: the pressure boot ($debug_pressure_tests with kmemleak=off)"
+	MMTUNE_VM_APPEND="$append kmemleak=off" tests/vm/run.sh "${line_args[@]}" --tests "$debug_pressure_tests" || rc=1
 	[ $# -gt 0 ] && exit $rc
 	cp "$vm_out/console.log" "$out/console-pressure.log"
 fi
-echo "check-debug: the z3fold boot (31, 32, 34 with zswap on z3fold)"
-MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=$known \
-	tests/vm/run.sh "${line_args[@]}" --tests '3[124]-*' || rc=1
+echo "check-debug: the z3fold boot (zswap_large-thp-store, -rollback, -rmmod with zswap on z3fold)"
+MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=$debug_known_reports \
+	tests/vm/run.sh "${line_args[@]}" --tests 'zswap_large-thp-store,zswap_large-rollback,zswap_large-rmmod' || rc=1
 exit $rc

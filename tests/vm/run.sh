@@ -8,19 +8,18 @@
 #                   [--run-dir DIR] [--verbose]
 #
 # --line LINE boots the test kernel of that kernel line (kernel-patches/LINE;
-# default 6.1) with the modules built for it: 6.1 build/kernel, module/ and
-# tests/kmod/; another line build/kernel-LINE and build/LINE/{module,kmod}
-# ("make modules LINE=LINE"), in the run directory build/vm-LINE (6.1:
-# build/vm), so that the lines can run side by side.
+# default 6.1), build/LINE/kernel, with the modules built for it,
+# build/LINE/{module,kmod} ("make modules LINE=LINE"), in the run directory
+# build/LINE/vm, so that the lines can run side by side.
 # --bench NAME runs tests/bench/NAME.sh in the guest instead of the tests
 # and shows its output (tests/bench/run.sh is the front end).
 # --tests SPEC: the tests to run, comma-separated globs, "!GLOB" excludes
-# (tests/vm/guest/select.sh), e.g. '3*' or '*,!48-*'.
+# (tests/vm/guest/select.sh), e.g. 'zswap_large-*' or '*,!pcp_high-reclaim-cap'.
 # --run-dir DIR: the run directory instead of the line's (two boots of one
 # line side by side, as tests/run-all.sh's split of the 6.1 suite).
 #
 # Environment:
-#   KDIR                 kernel tree (default: build/kernel, the line's)
+#   KDIR                 kernel tree (default: build/LINE/kernel, the line's)
 #   MMTUNE_VM_TIMEOUT    seconds before the run is killed (default 2400,
 #                        times the scale below)
 #   MMTUNE_VM_STALL      seconds without a new line on the TAP port before
@@ -59,10 +58,10 @@
 #   MMTUNE_VM_SLOW       0 (default): tests marked "# slow:" are skipped;
 #                        1: they run too; only: only they run
 #   MMTUNE_VM_DIMM       1 (default for tests): a 256 MiB pc-dimm the guest
-#                        may hot-unplug (test 46); its memory stays offline
+#                        may hot-unplug (pcp_high-dimm-unplug); its memory stays offline
 #                        until a test onlines it; 0: none
 #   MMTUNE_VM_NUMA       1: two NUMA nodes, half the memory and one CPU
-#                        each (test 58 then migrates with move_pages())
+#                        each (split_zero-migrate then migrates with move_pages())
 #   MMTUNE_VM_KNOWN_REPORTS  names of tests/vm/known-reports/NAME.awk: stock
 #                        kernel reports that do not fail this run (each
 #                        filter removes only its report's own lines; the
@@ -77,14 +76,10 @@ line=6.1
 for ((i = 1; i <= $#; i++)); do
 	[ "${!i}" = --line ] && { j=$((i + 1)); line=${!j:-}; }
 done
-case "$line" in
-6.1) kdir=${KDIR:-$repo/build/kernel} out=$repo/build/vm line_mods=$repo/module line_kmod=$repo/tests/kmod ;;
-[0-9]*.[0-9]*)
-	[ -f "$repo/kernel-patches/$line/series" ] || { echo "vm: error: no kernel line $line (kernel-patches/$line/series)" >&2; exit 2; }
-	kdir=${KDIR:-$repo/build/kernel-$line} out=$repo/build/vm-$line
-	line_mods=$repo/build/$line/module line_kmod=$repo/build/$line/kmod ;;
-*) echo "vm: error: --line needs a kernel line (6.1, 6.12)" >&2; exit 2 ;;
-esac
+[ -n "$line" ] && [ -f "$repo/kernel-patches/$line/line.conf" ] ||
+	{ echo "vm: error: no kernel line '$line' (kernel-patches/LINE/line.conf)" >&2; exit 2; }
+kdir=${KDIR:-$repo/build/$line/kernel} out=$repo/build/$line/vm
+line_mods=$repo/build/$line/module line_kmod=$repo/build/$line/kmod
 mem=${MMTUNE_VM_MEM:-2G}
 accel=${MMTUNE_VM_ACCEL:-tcg}
 # A busy host (CI machines are shared) gives the guest less CPU, so every
@@ -133,7 +128,7 @@ while [ $# -gt 0 ]; do
 done
 
 bzimage=$kdir/arch/x86/boot/bzImage
-make_line=$([ "$line" = 6.1 ] || echo " LINE=$line")
+make_line=" LINE=$line"
 [ -f "$bzimage" ] || die "no kernel at $bzimage (make kernel$make_line)"
 # A KDIR of another line (make exports the 6.1 one) would boot the wrong
 # kernel with this line's modules: every test would fail on the load.
@@ -161,9 +156,9 @@ case "${MMTUNE_VM_SLOW:-0}" in 0|1|only) ;; *) die "MMTUNE_VM_SLOW must be 0, 1 
 # another vCPU just patched (static keys: text_poke_bp writes an int3, then
 # the new instruction). The stale vCPU traps on an int3 no longer in memory;
 # kprobe_int3_handler() sees no int3 at the address and restarts the
-# instruction, forever. It hung test 65 (1 run in 28), repro/67 within
+# instruction, forever. It hung swap_slots-rmmod (1 run in 28), repro-tcg-stock-key-flip within
 # minutes, and a stock kernel flipping tracepoint keys without mmtune
-# (tests/vm/repro/98-tcg-stock-key-flip.sh). Real CPUs cannot do this:
+# (tests/vm/repro/repro-tcg-stock-key-flip.sh). Real CPUs cannot do this:
 # text_poke_bp() serialises every CPU between the steps.
 case "$accel" in
 tcg) accel_opt="-accel tcg,thread=${MMTUNE_VM_TCG_THREAD:-single}" ;;
@@ -240,7 +235,7 @@ EOF_PY
 . "$repo/tests/vm/guest/select.sh"
 chosen_tests() {
 	local t name
-	for t in "$repo"/tests/vm/tests/*.sh; do
+	for t in $(tests_in_order "$repo/tests/vm/tests" "$repo/tests/vm/guest/groups"); do
 		name=$(basename "$t" .sh)
 		test_chosen "$name" "$tests" || continue
 		case "${MMTUNE_VM_SLOW:-0}" in
@@ -255,7 +250,7 @@ for prog in "$repo"/tests/vm/progs/*.c; do
 	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$root/bin/$name" "$prog" ||
 		die "cannot build $prog"
 done
-# The 6.1 tree's own mm selftests (test 80), built by their kselftest
+# The 6.1 tree's own mm selftests (selftests-mm), built by their kselftest
 # Makefile from a copy of the selftests of the kernel tree under test (a
 # cached tree is never written), with the upstream test fixes of
 # tests/vm/selftests-patches/ applied, static like the programs above; the
@@ -290,7 +285,7 @@ if [ $want_selftests = 1 ] && [ -f "$kdir/tools/testing/selftests/vm/Makefile" ]
 fi
 cp "$mmtune_ko" "$root/mmtune/mmtune.ko"
 [ -f "$probe_ko" ] && cp "$probe_ko" "$root/mmtune/"
-# The other test modules (swapcache_pin.ko: test 36), when built: from
+# The other test modules (swapcache_pin.ko: zswap_large-stale-tail), when built: from
 # the probe's directory, built against the same kernel (check-debug.sh
 # builds them for the debug kernel in its own directory).
 for ko in "$(dirname "$probe_ko")"/*.ko; do

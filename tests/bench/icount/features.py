@@ -40,9 +40,12 @@ FEATURE = {"mem": "pcp_high", "disk": "swap_slots", "zram": "swap_slots",
            "zswap": "swap_slots", "zswapthp": "zswap_large",
            "split": "split_zero", "cross": "pcp_high",
            "thpsparse": "thp_swap", "zswap64": "zswap_large",
-           "zswap16": "zswap_large"}
+           "zswap16": "zswap_large", "cgfault": "cgroup_policy",
+           "cgfault64": "cgroup_policy", "cgfault16": "cgroup_policy",
+           "zswapbad": "zswap_large"}
 SETS = ("mem", "disk", "zram", "zswap", "zswapthp", "zswap64", "zswap16",
-        "split", "cross", "thpsparse")
+        "zswapbad", "split", "cross", "thpsparse", "cgfault", "cgfault64",
+        "cgfault16")
 # The kernel's memset, by name: 6.1's __memset, 6.12's memset_orig (qemu64
 # has no ERMS, so not memset_erms).
 MEMSET = ("__memset", "memset_orig", "memset_erms")
@@ -50,7 +53,9 @@ MEMSET = ("__memset", "memset_orig", "memset_erms")
 FOLIO = {"zswapthp": (512, "2M THP", True), "zswap64": (16, "64K mTHP", True),
          "zswap16": (4, "16K mTHP", False)}
 # What 'on' means where it is more than the set's feature alone.
-ON = {"thpsparse": "thp_swap and split_zero on"}
+ON = {"thpsparse": "thp_swap and split_zero on",
+      "cgfault": "cgroup_policy on, 1000 entries", "cgfault64": "cgroup_policy on, 1000 entries",
+      "cgfault16": "cgroup_policy on, 1000 entries"}
 
 
 def on_knobs(d):
@@ -311,6 +316,21 @@ def main():
                                 goals.append((f"zswap_large: per 4K of a whole {fname} vs 4K zswap pageout ({c4})",
                                               f"{v:.0f} vs {four:.0f} (goal: fewer)", v < four))
                             break
+                if s == "zswapbad" and "on" in data.get("zswapthp", {}):
+                    # A bad tail stored raw costs about what a good THP does,
+                    # not 511 compressions thrown away.
+                    z = data["zswapthp"]["on"]
+                    good = Col(z[0], z[1], [p for p in z[2] if p[1] == "thpout"][0][0]).kernel()
+                    r = on.kernel() / good
+                    goals.append(("zswap_large: a 2M THP with a bad tail vs a good one (thpout), on",
+                                  f"{r:.3f}x (goal <= 1.05x)", r <= 1.05))
+                if FEATURE[s] == "cgroup_policy":
+                    # The lookup: what "on" adds to a fault over "off".
+                    v = (on.kernel() / off.kernel() - 1) * 100
+                    print(f"  cgroup_policy lookup: {on.kernel() - off.kernel():.0f} kernel insns per fault")
+                    goals.append((f"cgroup_policy on (1000 entries) vs off, {name}",
+                                  f"{v:+.3f}%, lookup {on.kernel() - off.kernel():.0f} insns (goal <= +1%)",
+                                  v <= 1))
                 if s in ("disk", "zram", "zswap") and name == "pageout":
                     for c in ("off", "on"):
                         print(f"  si-lock takers per slot ({c}): "

@@ -76,6 +76,7 @@ struct ctx {
 	char *map;	/* THP phases: the unaligned mapping buf lies in */
 	int fd;
 	unsigned long fsize;	/* mTHP phases: the folio size */
+	long before;		/* folio fault phases: faults before the run */
 };
 
 static char *map_anon(size_t len)
@@ -231,20 +232,30 @@ static void swapin_run(struct ctx *c)
 		(void)p[i * PAGE];
 }
 
+/* ops folios of SIZE in a fresh mapping, c->buf aligned to SIZE (so that
+ * a fault there can allocate the folio), c->map the mapping.
+ */
+static void map_folios(struct ctx *c, unsigned long size)
+{
+	unsigned long a;
+
+	c->fsize = size;
+	c->map = mmap(NULL, (c->ops + 1) * size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->map == MAP_FAILED)
+		die("mmap");
+	a = ((unsigned long)c->map + size - 1) & ~(size - 1);
+	c->buf = (char *)a;
+}
+
 /* ops THPs, 2M-aligned, MADV_HUGEPAGE, each faulted in as one THP by its
  * first write (fails if the kernel gave 4K pages: THP "never"?)
  */
 static void map_thps(struct ctx *c)
 {
-	unsigned long a;
 	long i;
 
-	c->map = mmap(NULL, (c->ops + 1) * THP, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (c->map == MAP_FAILED)
-		die("mmap");
-	a = ((unsigned long)c->map + THP - 1) & ~(THP - 1);
-	c->buf = (char *)a;
+	map_folios(c, THP);
 	if (madvise(c->buf, c->ops * THP, MADV_HUGEPAGE))
 		die("madvise(MADV_HUGEPAGE)");
 	for (i = 0; i < c->ops; i++)
@@ -297,6 +308,28 @@ static void thpout_setup(struct ctx *c)
 	check_thps(c, "thpout");
 }
 
+/* thpbadout: thpout with the last page of every THP random (a bad tail:
+ * it does not compress). zswap_large stores that page as it is where the
+ * kernel can (6.12); stock refuses the THP before compressing.
+ */
+static void thpbadout_setup(struct ctx *c)
+{
+	unsigned long x = 0x9e3779b97f4a7c15UL;
+	long i, j;
+
+	thpout_setup(c);
+	for (i = 0; i < c->ops; i++) {
+		unsigned long *tail = (unsigned long *)(c->buf + (i + 1) * THP - PAGE);
+
+		for (j = 0; j < (long)(PAGE / 8); j++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			tail[j] = x;
+		}
+	}
+}
+
 static void thpout_run(struct ctx *c)
 {
 	if (madvise(c->buf, c->ops * THP, MADV_PAGEOUT))
@@ -323,6 +356,44 @@ static void thpout_teardown(struct ctx *c)
 	unmap_thps(c);
 }
 
+/* A counter of FILE ("name value" lines: /proc/vmstat) or, with name
+ * NULL, the number FILE holds; -1 if absent.
+ */
+static long read_counter(const char *file, const char *name)
+{
+	char key[64];
+	long n = -1, v;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return -1;
+	if (!name) {
+		if (fscanf(f, "%ld", &v) == 1)
+			n = v;
+	} else {
+		while (fscanf(f, "%63s %ld", key, &v) == 2)
+			if (!strcmp(key, name))
+				n = v;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Anonymous faults that got a folio of SIZE: 2M from vmstat's
+ * thp_fault_alloc (every kernel), mTHP sizes from the size's stats.
+ */
+static long folio_faults(unsigned long size)
+{
+	char path[128];
+
+	if (size == THP)
+		return read_counter("/proc/vmstat", "thp_fault_alloc");
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/mm/transparent_hugepage/hugepages-%lukB/stats/anon_fault_alloc",
+		 size >> 10);
+	return read_counter(path, NULL);
+}
+
 /* mthpout (thp16out, thp64out): one op = one anonymous folio of 16K or
  * 64K (mTHP, kernels from 6.8; the run's prep script enables only that
  * size, "always") of 2:1 data written to swap by MADV_PAGEOUT: stock 6.12
@@ -331,39 +402,14 @@ static void thpout_teardown(struct ctx *c)
  * faulted in at that size: the size's stats/anon_fault_alloc must grow by
  * ops.
  */
-static long mthp_faults(unsigned long size)
-{
-	char path[128];
-	long n = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/mm/transparent_hugepage/hugepages-%lukB/stats/anon_fault_alloc",
-		 size >> 10);
-	f = fopen(path, "r");
-	if (!f)
-		die(path);
-	if (fscanf(f, "%ld", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
-}
-
 static void mthp_setup(struct ctx *c, unsigned long size)
 {
-	unsigned long a;
 	long before, got;
 
-	c->fsize = size;
-	c->map = mmap(NULL, (c->ops + 1) * size, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (c->map == MAP_FAILED)
-		die("mmap");
-	a = ((unsigned long)c->map + size - 1) & ~(size - 1);
-	c->buf = (char *)a;
-	before = mthp_faults(size);
+	map_folios(c, size);
+	before = folio_faults(size);
 	fill(c->buf, c->ops * (size / PAGE));
-	got = mthp_faults(size) - before;
+	got = folio_faults(size) - before;
 	if (got < c->ops) {
 		fprintf(stderr, "icount-work: mthpout: %ld of %ld %lukB folios (hugepages-%lukB enabled?)\n",
 			got, c->ops, size >> 10, size >> 10);
@@ -385,6 +431,58 @@ static void mthpout_run(struct ctx *c)
 {
 	if (madvise(c->buf, c->ops * c->fsize, MADV_PAGEOUT))
 		die("madvise(MADV_PAGEOUT)");
+}
+
+/* faultthp, fault64k, fault16k: one op = one write fault that allocates an
+ * anonymous folio of 2M, 64K or 16K, zeroed (the set's prep enables that
+ * size only, "always"): the fault's large-folio order decision, where
+ * cgroup_policy looks up the faulting task's cgroup. The mapping is made
+ * before and unmapped after the measured region; teardown fails unless
+ * every fault got its size (2M: vmstat's thp_fault_alloc, on every kernel;
+ * the others: the size's anon_fault_alloc).
+ */
+static void faultfolio_setup(struct ctx *c, unsigned long size)
+{
+	map_folios(c, size);
+	c->before = folio_faults(size);
+	if (c->before < 0)
+		die("folio fault counter");
+}
+
+static void faultthp_setup(struct ctx *c)
+{
+	faultfolio_setup(c, THP);
+}
+
+static void fault64k_setup(struct ctx *c)
+{
+	faultfolio_setup(c, 64UL << 10);
+}
+
+static void fault16k_setup(struct ctx *c)
+{
+	faultfolio_setup(c, 16UL << 10);
+}
+
+static void faultfolio_run(struct ctx *c)
+{
+	long i;
+
+	for (i = 0; i < c->ops; i++)
+		c->buf[i * c->fsize] = 1;
+}
+
+static void faultfolio_teardown(struct ctx *c)
+{
+	long got = folio_faults(c->fsize) - c->before;
+
+	if (got < c->ops) {
+		fprintf(stderr, "icount-work: fault folios: %ld of %ld faults got a %lukB folio\n",
+			got, c->ops, c->fsize >> 10);
+		exit(1);
+	}
+	if (munmap(c->map, (c->ops + 1) * c->fsize))
+		die("munmap");
 }
 
 static void mthpout_teardown(struct ctx *c)
@@ -623,6 +721,14 @@ static const struct phase phases[] = {
 	  thp16out_setup, mthpout_run, mthpout_teardown },
 	{ 12, "thp64out", "swap-out of a dirty anon 64K folio (MADV_PAGEOUT), 2:1 data",
 	  thp64out_setup, mthpout_run, mthpout_teardown },
+	{ 13, "faultthp", "write fault allocating an anon 2M THP (zeroed)",
+	  faultthp_setup, faultfolio_run, faultfolio_teardown },
+	{ 14, "fault64k", "write fault allocating an anon 64K folio (zeroed)",
+	  fault64k_setup, faultfolio_run, faultfolio_teardown },
+	{ 15, "fault16k", "write fault allocating an anon 16K folio (zeroed)",
+	  fault16k_setup, faultfolio_run, faultfolio_teardown },
+	{ 16, "thpbadout", "swap-out of a dirty anon THP (MADV_PAGEOUT), 2:1 data, last page random",
+	  thpbadout_setup, thpout_run, thpout_teardown },
 };
 
 #define NPHASES ARRAY_SIZE(phases)

@@ -75,7 +75,7 @@ campaign_load_stop() {
 # freeing swap cache, so it gets 10 s to settle. The stock per-CPU slot
 # cache refilled whenever mmtune was not loaded; it holds allocated slots
 # too, so it is emptied first the one way userspace can: switching
-# swap_slots on (the kernel drains the stock cache, test 68) and off
+# swap_slots on (the kernel drains the stock cache, swap_slots-stock-drain) and off
 # again (mmtune drains its own).
 campaign_swap_check() {
 	info "slots in use before draining the stock cache: $(( $(swap_used /dev/zram0) + $(swap_used /dev/vda) ))"

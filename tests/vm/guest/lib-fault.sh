@@ -78,7 +78,7 @@ fault_check_log() {
 
 # kmemleak_begin / kmemleak_check WHAT: no object that kmemleak finds
 # unreferenced after kmemleak_begin was not already so before it (an
-# earlier test's leak is 99-kmemleak's to report, not this test's). No-ops
+# earlier test's leak is kmemleak-scan's to report, not this test's). No-ops
 # on a kernel without kmemleak.
 KMEMLEAK=/sys/kernel/debug/kmemleak
 kmemleak_list() { awk '/^unreferenced object/ { print $3 }' $KMEMLEAK; }

@@ -63,7 +63,7 @@ pcp_poke_cpus() {
 	done
 }
 
-# --- memory blocks (tests 46, 47) --------------------------------------------
+# --- memory blocks (pcp_high-dimm-unplug, pcp_high-memory-offline) ---------
 MEMBLK=/sys/devices/system/memory
 memblk_bytes() { echo $((0x$(cat $MEMBLK/block_size_bytes))); }
 memtotal_kib() { awk '/^MemTotal:/ { print $2 }' /proc/meminfo; }
@@ -117,7 +117,7 @@ pcp_churn_stop() {
 	[ ! -e /tmp/churn.fail ] || fail "pcp_churn failed"
 }
 
-# memory_churn_start SEED / memory_churn_end WHAT (tests 46, 47): pcp_churn
+# memory_churn_start SEED / memory_churn_end WHAT (pcp_high-dimm-unplug, pcp_high-memory-offline): pcp_churn
 # and a thp_churn (content-checked THP split, pageout and collapse) until
 # ended. The end fails the test if data changed, if pcp_high raised no high
 # meanwhile, or if a high is not the kernel's own once pcp_high is off.

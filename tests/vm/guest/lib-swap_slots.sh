@@ -25,27 +25,10 @@ slots_cached() {
 # slots_cached_total: slots held in every CPU's cache, both sides.
 slots_cached_total() { awk '$1 ~ /^cpu/ { n += $2 + $3 } END { print n + 0 }' "$MMTUNE_SLOTS/cached"; }
 
-# slots_load_start: two 4K-page swap_integrity loops under memory.max until
-# /tmp/load/stop exists; sets $load. slots_load_stop: stop and check them.
+# slots_load_start: two 4K-page swap_integrity loops under memory.max
+# (si_loops_start load). slots_load_stop: stop and check them.
 slots_load_start() {
-	rm -rf /tmp/load && mkdir /tmp/load
-	for p in 1 2; do
-		(
-			i=0
-			while [ ! -e /tmp/load/stop ]; do
-				i=$((i + 1))
-				swap_integrity --no-thp --size 48 --evict memcg-max --limit 24 --min-out-pct 25 \
-					--seed $((p * 1000 + i)) >/tmp/load/$p.out 2>&1 ||
-					{ cat /tmp/load/$p.out; echo "load $p round $i failed"; exit 1; }
-			done
-			echo "load $p: $i rounds, every byte equal"
-		) &
-		eval "load$p=\$!"
-	done
+	si_loops_start load --no-thp --size 48 --evict memcg-max --limit 24 --min-out-pct 25
 	sleep 2
 }
-slots_load_stop() {
-	touch /tmp/load/stop
-	wait "$load1" || fail "load 1 lost data or failed"
-	wait "$load2" || fail "load 2 lost data or failed"
-}
+slots_load_stop() { si_loops_stop load; }

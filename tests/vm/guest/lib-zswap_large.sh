@@ -32,6 +32,9 @@ mmtune_zswap() { cat "$MMTUNE_ZSWAP/$1"; }
 # its backoff skipped, summed (a round that must store every folio whole
 # leaves it unchanged, even if a second MADV_PAGEOUT pass hid a refusal).
 zswap_refusals() { cat "$MMTUNE_ZSWAP"/rollback_* "$MMTUNE_ZSWAP/backoff_skipped" | awk '{ n += $1 } END { print n + 0 }'; }
+# zswap_rejects_poor: zswap's refusals of pages that do not compress (lz4
+# and zstd report such a page as a compressor failure), summed.
+zswap_rejects_poor() { cat /sys/kernel/debug/zswap/reject_compress_poor /sys/kernel/debug/zswap/reject_compress_fail | awk '{ n += $1 } END { print n + 0 }'; }
 
 # start_held_round SEED: 64 MiB of THPs paged out by a swap_integrity that
 # then holds before reading back (output in /tmp/held.out); sets $held to

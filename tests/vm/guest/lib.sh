@@ -131,7 +131,7 @@ swapon_zram() {
 # empty. 6.12 gives a large folio swap entries only from a free cluster or
 # one of its order; what earlier rounds left in partly used clusters and
 # the per-CPU slot caches made folio_alloc_swap() fail for shmem's 16K and
-# 64K folios in a later round (stock, test 13 on both the test and the
+# 64K folios in a later round (stock, integrity-mthp-zram on both the test and the
 # debug kernel), and shmem then splits the folio: not out whole.
 swap_refresh() {
 	case $(awk 'NR == 2 { print $1 }' /proc/swaps) in
@@ -149,7 +149,7 @@ mthp_has() { [ -d "$THP_SYSFS/hugepages-${1}kB" ]; }
 # mthp_require KB...: skip unless the kernel has every one of these sizes.
 mthp_require() {
 	for _kb in "$@"; do
-		mthp_has "$_kb" || skip "kernel without ${_kb}kB folios (no $THP_SYSFS/hugepages-${_kb}kB: only PMD-sized THPs, as 6.1, where tests 10, 11 and 31 cover them)"
+		mthp_has "$_kb" || skip "kernel without ${_kb}kB folios (no $THP_SYSFS/hugepages-${_kb}kB: only PMD-sized THPs, as 6.1, where integrity-stock-disk, integrity-stock-zram and zswap_large-thp-store cover them)"
 	done
 }
 # mthp_only KB [anon|shmem]: faults of anonymous (default) or shmem memory
@@ -204,7 +204,7 @@ mthp_run() {
 	[ "$_kb" -ge 2048 ] || assert_eq "$(si_delta "$_out" thp_collapse_alloc)" 0 \
 		"${_kb}kB $_kind: vmstat thp_collapse_alloc delta (khugepaged off)"
 }
-# mthp_integrity WHAT: the stock round trips of tests 12 and 13 on the swap
+# mthp_integrity WHAT: the stock round trips of integrity-mthp-disk and integrity-mthp-zram on the swap
 # device that is on: 16K, 64K and 2M folios, anonymous and shmem, out whole
 # (the size's swpout, not its fallback) and back equal.
 mthp_integrity() {
@@ -222,6 +222,18 @@ mthp_integrity() {
 }
 # mthp_pages KB: 4K pages per KB folio.
 mthp_pages() { echo $(( $1 / 4 )); }
+
+# mthp_rounds FUNC SEED: "FUNC KB KIND SEED" for 16K, 64K and 2M folios,
+# anonymous, then shmem, with seeds SEED+1, SEED+2 and on.
+mthp_rounds() {
+	_mr_seed=$2
+	for _mr_kind in anon shmem; do
+		for _mr_kb in 16 64 2048; do
+			_mr_seed=$((_mr_seed + 1))
+			"$1" $_mr_kb $_mr_kind $_mr_seed
+		done
+	done
+}
 
 # assert_ge ACTUAL MIN WHAT / assert_le ACTUAL MAX WHAT
 assert_ge() {
@@ -264,6 +276,62 @@ assert_write_rejected() {
 # si_delta OUTPUT NAME: a value of swap_integrity's "deltas:" line.
 si_delta() {
 	awk -v k="$2" '/^deltas:/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$1"
+}
+
+# si_loops_start NAME SWAP_INTEGRITY-ARG...: two swap_integrity loops in
+# the background (seeds 1000+i and 2000+i, outputs /tmp/NAME/1.out and
+# 2.out) until /tmp/NAME/stop exists; each ends with "NAME N: R rounds,
+# every byte equal". si_loops_stop NAME: stop them, fail if one lost data.
+si_loops_start() {
+	_sid=/tmp/$1 _sin=$1
+	shift
+	rm -rf "$_sid" && mkdir "$_sid"
+	for _sip in 1 2; do
+		(
+			i=0
+			while [ ! -e "$_sid/stop" ]; do
+				i=$((i + 1))
+				swap_integrity "$@" --seed $((_sip * 1000 + i)) >"$_sid/$_sip.out" 2>&1 ||
+					{ cat "$_sid/$_sip.out"; echo "$_sin $_sip round $i failed"; exit 1; }
+			done
+			echo "$_sin $_sip: $i rounds, every byte equal"
+		) &
+		eval "si_loop$_sip=\$!"
+	done
+}
+si_loops_stop() {
+	touch "/tmp/$1/stop"
+	wait "$si_loop1" || fail "$1 1 lost data or failed"
+	wait "$si_loop2" || fail "$1 2 lost data or failed"
+}
+
+# zswap_large under fault injection (zswap_large-*fault-injection).
+# zswap_fault_setup: zswap on zsmalloc with zswap_large on and no
+# back-off, fault injection disarmed, kmemleak's reports from here on.
+zswap_fault_setup() {
+	ZSWAP_ZPOOL=zsmalloc
+	zswap_large_setup
+	echo 0 >"$MMTUNE_ZSWAP/backoff_ms" || fail "backoff_ms 0"
+	fault_reset
+	kmemleak_begin
+}
+# zswap_counter NAME: zswap_large's counter NAME, else zswap's debugfs one.
+zswap_counter() { mmtune_zswap "$1" 2>/dev/null || cat "/sys/kernel/debug/zswap/$1"; }
+# zswap_snap NAME...: the counters a round moves, "name=value" in /tmp/snap;
+# zswap_delta NAME: one's change since; zswap_deltas NAME...: "NAME +DELTA ".
+zswap_snap() { for c; do echo "$c=$(zswap_counter "$c")"; done >/tmp/snap; }
+zswap_delta() { echo $(( $(zswap_counter "$1") - $(awk -F= -v k="$1" '$1 == k { print $2 }' /tmp/snap) )); }
+zswap_deltas() { for c; do printf '%s +%s ' "$c" "$(zswap_delta "$c")"; done; }
+# failslab_zswap_entry: failslab fails only zswap's entry cache when the
+# command line marks it (slub_debug=A,zswap_entry); sets $what to what fails.
+failslab_zswap_entry() {
+	if [ "$(cat /sys/kernel/slab/zswap_entry/failslab 2>/dev/null)" = 1 ]; then
+		echo Y >$FAILSLAB/cache-filter
+		what="zswap_entry cache only (slub_debug=A)"
+	else
+		what="every slab cache (no slub_debug=A,zswap_entry on the command line)"
+	fi
+	echo N >$FAILSLAB/ignore-gfp-wait
 }
 
 # One helper file per feature, lib-<feature>.sh.

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Run the /tests/*.sh that $1 chooses (select.sh), in name order, as TAP on fd 3.
+# Run the /tests/*.sh that $1 chooses (select.sh), group by group in the
+# order of /groups (tests/vm/guest/groups), as TAP on fd 3.
 # A test passes with exit 0, is skipped with 4 (kselftest), fails otherwise.
 #
 # Every test runs in a session (so a process group) of its own, under a time
@@ -152,7 +153,7 @@ done >/tmp/.mthp-at-boot
 slow=${MMTUNE_SLOW:-0}
 list=
 . /select.sh
-for t in /tests/*.sh; do
+for t in $(tests_in_order /tests /groups); do
 	name=$(basename "$t" .sh)
 	test_chosen "$name" "$glob" || continue
 	[ "$slow" = only ] && ! is_slow "$t" && continue

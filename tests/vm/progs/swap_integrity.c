@@ -66,6 +66,7 @@ struct opts {
 	bool shmem;			/* MAP_SHARED | MAP_ANONYMOUS */
 	const char *zswap_writeback;	/* memory.zswap.writeback of the memcg */
 	bool keep_swapcache;		/* read back what the swap cache holds */
+	unsigned int passes;		/* MADV_PAGEOUT passes, exactly; 0: up to 4 */
 };
 
 /* The swap-in counters (swpin_zero: 6.12's zeromap; 0 where absent). */
@@ -494,6 +495,9 @@ static void usage(void)
 		"  --cgroup-parent DIR  create this run's memcg under DIR (a cgroup2\n"
 		"                       directory) instead of the root\n"
 		"  --keep-swapcache     read back without first freeing the swap cache\n"
+		"  --passes N           with --evict pageout: exactly N MADV_PAGEOUT\n"
+		"                       passes, each retrying what stayed in memory\n"
+		"                       (default: up to 4, while a pass frees something)\n"
 		"  --min-out-pct P      fail unless pswpout+zswpout+swpout_zero grew by\n"
 		"                       P%% of the region (default 50)\n"
 		"  --expect-thp-swpout  fail unless thp_swpout grew\n"
@@ -527,6 +531,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		OPT("min-mthp-pct", &o->min_mthp_pct),
 		OPT_FLAG("shmem", &o->shmem, true),
 		OPT_FLAG("keep-swapcache", &o->keep_swapcache, true),
+		OPT("passes", &o->passes),
 	};
 
 	*o = (struct opts){ .size_mib = 64, .thp = true, .min_out_pct = 50,
@@ -636,7 +641,7 @@ int main(int argc, char **argv)
 		 * once and whole, and the counters show it. One pass under
 		 * --fail-evict: mincore() allocates, and would fail there.
 		 */
-		for (int pass = 0, passes = o.fail_evict ? 1 : 4; pass < passes; pass++) {
+		for (int pass = 0, passes = o.fail_evict ? 1 : o.passes ?: 4; pass < passes; pass++) {
 			uint64_t left = pass ? pageout_left : pages;
 
 			pageout_passes++;
@@ -656,7 +661,7 @@ int main(int argc, char **argv)
 			 * test that wants every page out still finds in memory
 			 * goes to the memcg's reclaim below.
 			 */
-			if (pageout_left >= left)
+			if (pageout_left >= left && !o.passes)
 				break;
 			/* Said every time: a pass after the first is the exception. */
 			msg("MADV_PAGEOUT pass %d left %" PRIu64 " of %" PRIu64 " pages in memory; passing again",

@@ -21,7 +21,7 @@
  * a writer faulting on it holds a reference, and reclaim keeps a folio
  * with an extra reference in the swap cache instead of writing it, so
  * with the writers running a whole THP was written in few rounds and in
- * some runs in none (zswap_large's subpages_stored +0 in test 39).
+ * some runs in none (zswap_large's subpages_stored +0 in thp_swap-split-churn).
  *
  * Prints "thp_churn: writes=... splits=... pageouts=... collapses=..." and
  * "thp_churn: PASS", or each mismatch. Exit status: 0 pass, 1 fail, 4 skip.

@@ -2,7 +2,8 @@
 # only narrows: two sibling cgroups with opposite entries fault the same
 # pattern with THP always, and each gets the folio sizes its entry says,
 # measured from pagemap and kpageflags (swap_integrity's region_folios, or
-# its THPs on 6.1), per size (6.12: 16K, 64K, 2M; 6.1: 2M); the runs'
+# its THPs on 6.1), per size (6.12: 16K, 64K, 2M, anonymous and shmem;
+# 6.1: 2M anonymous, its only hook); the runs'
 # own cgroups are created after the entries, under them (inheritance),
 # one of them two levels down. An entry cannot give a size the global
 # setting refuses. Removing the cgroup removes its entry (a new cgroup of
@@ -33,6 +34,22 @@ for kb in $(cgp_sizes); do
 	assert_ge "$(cgp_folios /tmp/all.out "$kb")" $(( 16 * 1024 / kb * 9 / 10 )) "${kb}kB, orders=all two levels down: folios of the size"
 	assert_eq "$(cgp_stat /cgp-all "fault_narrowed_${kb}kB")" "$a0" "${kb}kB, orders=all: stats fault_narrowed_${kb}kB unchanged"
 done
+
+# Shmem faults (6.12, where shmem_get_folio_gfp() asks the hook too): the
+# same two cgroups, each size.
+if mthp_has 16; then
+	for kb in 16 64 2048; do
+		seed=$((seed + 1))
+		n0=$(cgp_stat /cgp-none "fault_narrowed_${kb}kB")
+		mthp_run /tmp/none.out "$kb" shmem --cgroup-parent "$CGROUP2/cgp-none" --size 16 \
+			--fill compressible --evict pageout --min-out-pct 90 --min-mthp-pct 0 --seed $seed
+		assert_eq "$(si_delta /tmp/none.out region_folios)" 0 "shmem ${kb}kB, orders=none: folios of the size backing the region"
+		assert_ge $(( $(cgp_stat /cgp-none "fault_narrowed_${kb}kB") - n0 )) 1 "shmem ${kb}kB, orders=none: stats fault_narrowed_${kb}kB delta"
+		mthp_run /tmp/all.out "$kb" shmem --cgroup-parent "$CGROUP2/cgp-all/inner" --size 16 \
+			--fill compressible --evict pageout --min-out-pct 90 --seed $seed
+		assert_ge "$(si_delta /tmp/all.out region_folios)" $(( 16 * 1024 / kb * 9 / 10 )) "shmem ${kb}kB, orders=all two levels down: folios of the size"
+	done
+fi
 
 # One size allowed, the others taken (6.12): 64K faults in a cgroup that
 # allows 16K only get no 64K folio; 16K ones are left alone.

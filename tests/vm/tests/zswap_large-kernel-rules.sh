@@ -15,7 +15,7 @@
 #    offered again and answered 0 with nothing stored): the old entries
 #    are dropped before the offer and cannot pass for this store, so the
 #    folio goes to the disk and the rewritten bytes read back (zswap_stale
-#    with swapcache_pin.ko, as in test 36).
+#    with swapcache_pin.ko, as in zswap_large-stale-tail).
 # timeout: 900
 . /lib.sh
 require_feature zswap_large

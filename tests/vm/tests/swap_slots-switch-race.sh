@@ -5,7 +5,7 @@
 # each off, and swapoff of every device within 60 s at the end.
 # (Under "-accel tcg,thread=multi" this test hung within minutes, both
 # vCPUs looping on an int3 that was no longer in memory: a qemu TCG bug, see
-# tests/vm/repro/98-tcg-stock-key-flip.sh; the VM runner uses thread=single.)
+# tests/vm/repro/repro-tcg-stock-key-flip.sh; the VM runner uses thread=single.)
 # slow: 500 cycles take 5-10 minutes under TCG
 # timeout: 1200
 . /lib.sh

@@ -16,16 +16,12 @@ zswap_large_setup
 [ -e "$MMTUNE_ZSWAP/max_raw_percent" ] ||
 	{ unload_mmtune; skip "this line's zswap refuses a page that does not compress (no max_raw_percent)"; }
 
-# zswap's refusals of pages that do not compress (lz4 and zstd report
-# such a page as a compressor failure).
-poor() { cat /sys/kernel/debug/zswap/reject_compress_poor /sys/kernel/debug/zswap/reject_compress_fail | awk '{ n += $1 } END { print n + 0 }'; }
-
 # bad_tail KB KIND SEED: a round of KB folios with a bad tail, every one
 # stored whole with one raw page.
 bad_tail() {
 	nr=$(mthp_pages "$1")
 	t0=$(mmtune_zswap thp_stored) r0=$(mmtune_zswap subpages_raw)
-	b0=$(mmtune_zswap subpages_rolled_back) q0=$(zswap_refusals) p0=$(poor)
+	b0=$(mmtune_zswap subpages_rolled_back) q0=$(zswap_refusals) p0=$(zswap_rejects_poor)
 	mthp_run /tmp/si.out "$1" "$2" --size 16 --fill compressible --random-every "$nr" \
 		--evict pageout --min-out-pct 100 --seed "$3"
 	folios=$(si_delta /tmp/si.out region_folios) pages=$(si_delta /tmp/si.out pages)
@@ -37,17 +33,11 @@ bad_tail() {
 	assert_eq $(( $(mmtune_zswap subpages_rolled_back) - b0 )) 0 "$what: zswap_large/subpages_rolled_back delta"
 	assert_eq $(( $(zswap_refusals) - q0 )) 0 "$what: zswap_large rollback_* and backoff_skipped deltas"
 	# Only a random page outside the size's folios (order 0) may be refused.
-	assert_le $(( $(poor) - p0 )) $(( (pages - folios * nr) / nr + 1 )) "$what: zswap reject_compress_poor and _fail delta"
+	assert_le $(( $(zswap_rejects_poor) - p0 )) $(( (pages - folios * nr) / nr + 1 )) "$what: zswap reject_compress_poor and _fail delta"
 	assert_eq "$(si_delta /tmp/si.out pswpout)" 0 "$what: vmstat pswpout delta (nothing to the disk)"
 }
 
-seed=60
-for kind in anon shmem; do
-	for kb in 16 64 2048; do
-		seed=$((seed + 1))
-		bad_tail $kb $kind $seed
-	done
-done
+mthp_rounds bad_tail 60
 
 # Writeback: raw entries go to the disk by copy and read back equal.
 info "=== 2M anon, bad tail, then zswap writeback of the whole memcg"

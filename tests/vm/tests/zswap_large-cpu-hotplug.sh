@@ -14,20 +14,7 @@ cpu1=/sys/devices/system/cpu/cpu1/online
 [ -w $cpu1 ] || skip "cpu1 cannot be offlined"
 zswap_large_setup
 stored=$(mmtune_zswap thp_stored) loads=$(vmstat zswpin)
-rm -rf /tmp/hp && mkdir /tmp/hp
-for w in 1 2; do
-	(
-		i=0
-		while [ ! -e /tmp/hp/stop ]; do
-			i=$((i + 1))
-			swap_integrity --size 16 --thp --fill compressible --evict pageout --min-out-pct 50 \
-				--seed $((w * 1000 + i)) >/tmp/hp/$w.out 2>&1 ||
-				{ cat /tmp/hp/$w.out; echo "writer $w round $i failed"; exit 1; }
-		done
-		echo "writer $w: $i rounds, every byte equal"
-	) &
-	eval "w$w=\$!"
-done
+si_loops_start writer --size 16 --thp --fill compressible --evict pageout --min-out-pct 50
 secs=20
 debug_kernel && secs=40
 n=0 end=$(( $(date +%s) + secs ))
@@ -38,9 +25,7 @@ while [ "$(date +%s)" -lt $end ]; do
 	sleep 0.5
 	n=$((n + 1))
 done
-touch /tmp/hp/stop
-wait "$w1" || fail "writer 1 lost data or failed"
-wait "$w2" || fail "writer 2 lost data or failed"
+si_loops_stop writer
 info "cpu1 offline/online $n times; THPs stored whole $(( $(mmtune_zswap thp_stored) - stored )), zswap loads $(( $(vmstat zswpin) - loads ))"
 assert_ge "$n" 8 "hotplug cycles"
 assert_ge $(( $(mmtune_zswap thp_stored) - stored )) 8 "THPs stored whole in zswap across hotplug"

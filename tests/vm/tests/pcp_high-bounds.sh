@@ -1,5 +1,5 @@
 # pcp_high: what the knobs do to the bounds the kernel enforces (the knobs'
-# ranges and refusals are in 24-knobs): stock bounds with the tuner off,
+# ranges and refusals are in core-knobs): stock bounds with the tuner off,
 # high_max and high_min following their fractions live, high_min never above
 # high_max, observe keeping the hooks on with stock bounds, and a non-zero
 # vm.percpu_pagelist_high_fraction pinning high for the tuner too.

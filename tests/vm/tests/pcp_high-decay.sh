@@ -7,7 +7,7 @@ require_feature pcp_high
 load_mmtune
 echo 1 >"$MMTUNE_PCP/enabled" || fail "enable pcp"
 # The slowest decay while the load runs: on a busy host the load takes
-# minutes, and the default decay would undo the raise meanwhile (as 41).
+# minutes, and the default decay would undo the raise meanwhile (as in pcp_high-raise).
 decay=$(cat "$MMTUNE_PCP/decay_percent")
 echo 1 >"$MMTUNE_PCP/decay_percent" || fail "decay_percent 1"
 pcp_churn fault --threads 2 --mib 32 --rounds 20 || fail "load"

@@ -1,5 +1,5 @@
 # zswap entry allocation failures inside whole-folio stores of 64K and 2M
-# folios (kernels with mTHP, 6.12; zswap_large on, zsmalloc), as test 38
+# folios (kernels with mTHP, 6.12; zswap_large on, zsmalloc), as zswap_large-fault-injection
 # does for 6.1's THPs: a folio whose store fails part-way is rolled back
 # (every stored page invalidated, counted as rollback_nomem) and goes to
 # the disk whole (the size's swpout); after a failure, large folios skip
@@ -17,34 +17,14 @@
 require_feature zswap_large
 mthp_require 64 2048
 fault_require
-ZSWAP_ZPOOL=zsmalloc
-zswap_large_setup
-echo 0 >"$MMTUNE_ZSWAP/backoff_ms" || fail "backoff_ms 0"
-fault_reset
-kmemleak_begin
-
-snap() {
-	for c in thp_stored subpages_rolled_back rollback_nomem backoff_skipped fallback_disk; do
-		echo "$c=$(mmtune_zswap $c)"
-	done
-}
-delta() { echo $(( $(mmtune_zswap "$1") - $(awk -F= -v k="$1" '$1 == k { print $2 }' /tmp/snap) )); }
-
-# failslab_zswap_entry: sets $what to what fails (see test 38).
-failslab_zswap_entry() {
-	if [ "$(cat /sys/kernel/slab/zswap_entry/failslab 2>/dev/null)" = 1 ]; then
-		echo Y >$FAILSLAB/cache-filter
-		what="zswap_entry cache only (slub_debug=A)"
-	else
-		what="every slab cache (no slub_debug=A,zswap_entry on the command line)"
-	fi
-	echo N >$FAILSLAB/ignore-gfp-wait
-}
+zswap_fault_setup
+counters="thp_stored subpages_rolled_back rollback_nomem backoff_skipped fallback_disk"
 
 # round KB NAME SEED: 32 MiB of KB folios paged out with failures armed.
 round() {
 	info "--- ${1}kB: $2"
-	snap >/tmp/snap
+	# shellcheck disable=SC2086 # one counter per word
+	zswap_snap $counters
 	fault_quiet_begin
 	mthp_only "$1" anon
 	swap_integrity --thp --mthp "$1" --size 32 --fill compressible --evict pageout --fail-evict \
@@ -54,7 +34,8 @@ round() {
 	fault_check_log
 	cat /tmp/si.out
 	[ $rc -eq 0 ] || fail "${1}kB, $2: swap round trip failed (exit $rc)"
-	info "${1}kB, $2: $(for c in thp_stored subpages_rolled_back rollback_nomem backoff_skipped fallback_disk; do printf '%s +%s ' $c "$(delta $c)"; done)"
+	# shellcheck disable=SC2086
+	info "${1}kB, $2: $(zswap_deltas $counters)"
 }
 
 # 1. Every 700th zswap entry fails: stores fail part-way, roll back, and
@@ -64,10 +45,10 @@ for kb in 64 2048; do
 	fault_arm $FAILSLAB 100 700
 	round $kb "failslab every 700th: $what" $((300 + kb))
 	assert_ge "$(fault_injected $FAILSLAB)" 1 "${kb}kB: slab allocations failed"
-	assert_ge "$(delta rollback_nomem)" 1 "${kb}kB: zswap_large/rollback_nomem delta"
-	assert_ge "$(delta subpages_rolled_back)" 1 "${kb}kB: subpages rolled back (stores failed part-way)"
-	assert_ge "$(si_delta /tmp/si.out mthp_swpout)" "$(delta rollback_nomem)" "${kb}kB: hugepages-${kb}kB swpout delta (rolled-back folios to the disk whole)"
-	assert_ge "$(delta thp_stored)" 1 "${kb}kB: folios still stored whole between failures"
+	assert_ge "$(zswap_delta rollback_nomem)" 1 "${kb}kB: zswap_large/rollback_nomem delta"
+	assert_ge "$(zswap_delta subpages_rolled_back)" 1 "${kb}kB: subpages rolled back (stores failed part-way)"
+	assert_ge "$(si_delta /tmp/si.out mthp_swpout)" "$(zswap_delta rollback_nomem)" "${kb}kB: hugepages-${kb}kB swpout delta (rolled-back folios to the disk whole)"
+	assert_ge "$(zswap_delta thp_stored)" 1 "${kb}kB: folios still stored whole between failures"
 	fault_reset
 done
 
@@ -78,9 +59,9 @@ failslab_zswap_entry
 fault_arm $FAILSLAB 100
 round 64 "back-off: every allocation fails, $what" 401
 folios=$(si_delta /tmp/si.out region_folios)
-assert_ge "$(delta rollback_nomem)" 1 "back-off: zswap_large/rollback_nomem delta"
-assert_ge "$(delta backoff_skipped)" $(( folios - $(delta rollback_nomem) - 1 )) "back-off: zswap_large/backoff_skipped delta (folios after the failure)"
-assert_eq "$(delta thp_stored)" 0 "back-off: zswap_large/thp_stored delta"
+assert_ge "$(zswap_delta rollback_nomem)" 1 "back-off: zswap_large/rollback_nomem delta"
+assert_ge "$(zswap_delta backoff_skipped)" $(( folios - $(zswap_delta rollback_nomem) - 1 )) "back-off: zswap_large/backoff_skipped delta (folios after the failure)"
+assert_eq "$(zswap_delta thp_stored)" 0 "back-off: zswap_large/thp_stored delta"
 fault_reset
 
 swapoff /dev/vda || fail "swapoff"

@@ -1,4 +1,4 @@
-# The round trips of test 12 against zram: 16K, 64K and 2M folios,
+# The round trips of integrity-mthp-disk against zram: 16K, 64K and 2M folios,
 # anonymous and shmem, paged out whole to zram and read back equal.
 # timeout: 600
 . /lib.sh

@@ -20,25 +20,8 @@
 . /lib.sh
 require_feature zswap_large
 fault_require
-ZSWAP_DEBUG=/sys/kernel/debug/zswap
-zswap_dbg() { cat $ZSWAP_DEBUG/$1; }
-ZSWAP_ZPOOL=zsmalloc
-zswap_large_setup
-echo 0 >"$MMTUNE_ZSWAP/backoff_ms" || fail "backoff_ms 0"
-fault_reset
-kmemleak_begin
-
-# snap: the counters a round moves, "name=value" in /tmp/snap.
-snap() {
-	for c in thp_stored subpages_stored subpages_rolled_back rollback_nomem backoff_skipped fallback_disk; do
-		echo "$c=$(mmtune_zswap $c)"
-	done
-	for c in reject_kmemcache_fail reject_alloc_fail; do echo "$c=$(zswap_dbg $c)"; done
-}
-delta() {
-	now=$(mmtune_zswap "$1" 2>/dev/null || zswap_dbg "$1")
-	echo $(( now - $(awk -F= -v k="$1" '$1 == k { print $2 }' /tmp/snap) ))
-}
+zswap_fault_setup
+counters="thp_stored subpages_stored subpages_rolled_back rollback_nomem backoff_skipped fallback_disk reject_kmemcache_fail reject_alloc_fail"
 
 # round NAME SEED [held]: one 32 MiB THP round with failures while paging
 # out. "held": the process holds before reading back, while this script
@@ -46,7 +29,8 @@ delta() {
 # rollbacks and nothing else), then lets it compare.
 round() {
 	info "--- $1"
-	snap >/tmp/snap
+	# shellcheck disable=SC2086 # one counter per word
+	zswap_snap $counters
 	rm -rf /tmp/hold && mkdir /tmp/hold
 	[ "${3:-}" = held ] || touch /tmp/hold/go
 	fault_quiet_begin
@@ -67,19 +51,8 @@ round() {
 	cat /tmp/si.out
 	thps=$(si_delta /tmp/si.out thps)
 	assert_ge "$thps" 14 "$1: THPs backing the 32 MiB region (of 16)"
-	info "$1: $(for c in thp_stored subpages_stored subpages_rolled_back rollback_nomem backoff_skipped fallback_disk reject_kmemcache_fail reject_alloc_fail; do printf '%s +%s ' $c "$(delta $c)"; done)"
-}
-
-# failslab_zswap_entry: failslab fails only zswap's entry cache when the
-# command line marks it; sets $what to what fails.
-failslab_zswap_entry() {
-	if [ "$(cat /sys/kernel/slab/zswap_entry/failslab 2>/dev/null)" = 1 ]; then
-		echo Y >$FAILSLAB/cache-filter
-		what="zswap_entry cache only (slub_debug=A)"
-	else
-		what="every slab cache (no slub_debug=A,zswap_entry on the command line)"
-	fi
-	echo N >$FAILSLAB/ignore-gfp-wait
+	# shellcheck disable=SC2086
+	info "$1: $(zswap_deltas $counters)"
 }
 
 # 1. zswap entries.
@@ -87,11 +60,11 @@ failslab_zswap_entry
 fault_arm $FAILSLAB 100 700
 round "1. failslab every 700th: $what" 381
 assert_ge "$(fault_injected $FAILSLAB)" 1 "1: slab allocations failed"
-assert_ge "$(delta rollback_nomem)" 1 "1: zswap_large/rollback_nomem delta"
-assert_ge "$(delta subpages_rolled_back)" 1 "1: subpages rolled back (stores failed part-way)"
-assert_ge "$(delta reject_kmemcache_fail)" 1 "1: zswap reject_kmemcache_fail delta (entry allocations failed)"
-assert_ge "$(delta fallback_disk)" "$(delta rollback_nomem)" "1: zswap_large/fallback_disk delta"
-assert_ge "$(si_delta /tmp/si.out thp_swpout)" "$(delta rollback_nomem)" "1: vmstat thp_swpout delta (rolled-back THPs to disk whole)"
+assert_ge "$(zswap_delta rollback_nomem)" 1 "1: zswap_large/rollback_nomem delta"
+assert_ge "$(zswap_delta subpages_rolled_back)" 1 "1: subpages rolled back (stores failed part-way)"
+assert_ge "$(zswap_delta reject_kmemcache_fail)" 1 "1: zswap reject_kmemcache_fail delta (entry allocations failed)"
+assert_ge "$(zswap_delta fallback_disk)" "$(zswap_delta rollback_nomem)" "1: zswap_large/fallback_disk delta"
+assert_ge "$(si_delta /tmp/si.out thp_swpout)" "$(zswap_delta rollback_nomem)" "1: vmstat thp_swpout delta (rolled-back THPs to disk whole)"
 fault_reset
 
 # 2. zsmalloc: pages (fail_page_alloc), handles and zspage descriptors
@@ -103,10 +76,10 @@ fault_arm $FAILSLAB 100 3000
 round "2. zsmalloc: fail_page_alloc every 400th, failslab every 3000th (no reclaim)" 382 held
 info "2: page allocations failed: $(fault_injected $FAIL_PAGE_ALLOC), slab allocations failed: $(fault_injected $FAILSLAB)"
 assert_ge "$(( $(fault_injected $FAIL_PAGE_ALLOC) + $(fault_injected $FAILSLAB) ))" 1 "2: allocations failed"
-assert_ge "$(delta rollback_nomem)" 1 "2: zswap_large/rollback_nomem delta"
-assert_ge "$(delta subpages_rolled_back)" 1 "2: subpages rolled back (stores failed part-way)"
-assert_ge "$(delta reject_alloc_fail)" 1 "2: zswap reject_alloc_fail delta (zsmalloc allocations failed)"
-assert_ge "$(si_delta /tmp/si.out thp_swpout)" "$(delta rollback_nomem)" "2: vmstat thp_swpout delta (rolled-back THPs to disk whole)"
+assert_ge "$(zswap_delta rollback_nomem)" 1 "2: zswap_large/rollback_nomem delta"
+assert_ge "$(zswap_delta subpages_rolled_back)" 1 "2: subpages rolled back (stores failed part-way)"
+assert_ge "$(zswap_delta reject_alloc_fail)" 1 "2: zswap reject_alloc_fail delta (zsmalloc allocations failed)"
+assert_ge "$(si_delta /tmp/si.out thp_swpout)" "$(zswap_delta rollback_nomem)" "2: vmstat thp_swpout delta (rolled-back THPs to disk whole)"
 fault_reset
 swapon_disk
 
@@ -121,16 +94,16 @@ failslab_zswap_entry
 fault_arm $FAILSLAB 100
 round "3. back-off: every allocation fails, $what" 383
 assert_ge "$(fault_injected $FAILSLAB)" 1 "3: slab allocations failed"
-assert_ge "$(delta rollback_nomem)" 1 "3: zswap_large/rollback_nomem delta"
-assert_ge "$(delta backoff_skipped)" $(( thps - $(delta rollback_nomem) - 1 )) "3: zswap_large/backoff_skipped delta (THPs after the failure)"
-assert_eq "$(delta thp_stored)" 0 "3: zswap_large/thp_stored delta"
-assert_eq "$(delta fallback_disk)" "$(( $(delta rollback_nomem) + $(delta backoff_skipped) ))" "3: fallback_disk = rollbacks + skipped"
+assert_ge "$(zswap_delta rollback_nomem)" 1 "3: zswap_large/rollback_nomem delta"
+assert_ge "$(zswap_delta backoff_skipped)" $(( thps - $(zswap_delta rollback_nomem) - 1 )) "3: zswap_large/backoff_skipped delta (THPs after the failure)"
+assert_eq "$(zswap_delta thp_stored)" 0 "3: zswap_large/thp_stored delta"
+assert_eq "$(zswap_delta fallback_disk)" "$(( $(zswap_delta rollback_nomem) + $(zswap_delta backoff_skipped) ))" "3: fallback_disk = rollbacks + skipped"
 fault_reset
 
 # Nothing of the rolled-back stores is left in zswap.
 swapoff /dev/vda || fail "swapoff"
 assert_eq "$(zswap_stored_pages)" 0 "zswap stored_pages after swapoff"
-assert_eq "$(zswap_dbg pool_total_size)" 0 "zswap pool_total_size after swapoff"
+assert_eq "$(zswap_counter pool_total_size)" 0 "zswap pool_total_size after swapoff"
 unload_mmtune
 zswap_disable
 kmemleak_check "zswap fault injection"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# REPRODUCER of a qemu TCG bug, not in make check (issue 14, test 65).
+# REPRODUCER of a qemu TCG bug, not in make check (issue 14, swap_slots-rmmod).
 # No mmtune here: a stock 6.1 kernel, two swap writers under memory.max and a
 # CPU hog per vCPU, and stock static keys flipped again and again (the
 # kmem/mm_page_alloc and mm_page_free tracepoints, whose sites run on every
@@ -10,11 +10,11 @@
 # kernel: the guest stopped after 600 s (no more console or TAP output, its
 # own watchdog and sysrq silent); the QMP registers put one vCPU in
 # kprobe_int3_handler+0x3d and the other in __schedule (KASLR offset found
-# from the two RIPs). In test 65/67 with mmtune the same loop showed as soft
+# from the two RIPs). In swap_slots-rmmod and swap_slots-switch-race with mmtune the same loop showed as soft
 # lockups at the static-key site with the Code: line already showing the
 # new instruction. Run it with
-#   cp tests/vm/repro/98-*.sh tests/vm/tests/
-#   MMTUNE_VM_TCG_THREAD=multi tests/vm/run.sh --tests '98*'
+#   cp tests/vm/repro/repro-*.sh tests/vm/tests/
+#   MMTUNE_VM_TCG_THREAD=multi tests/vm/run.sh --tests 'repro-*'
 # With the runner's default (thread=single) it passed: 275 cycles (1100
 # key switches) in its 480 s, every byte equal, on the same loaded host.
 # timeout: 900

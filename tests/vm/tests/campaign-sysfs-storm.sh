@@ -1,4 +1,4 @@
-# Campaign: a 2-minute sysfs storm under the same load as test 90. Two
+# Campaign: a 2-minute sysfs storm under the same load as campaign-reload. Two
 # writers (one per vCPU, in opposite orders) go through every writable file
 # of sysfs-docs/knobs.tsv again and again: "enabled" flipped, every u32 at
 # its lowest and highest value, one past each end, and its middle, every

@@ -1,5 +1,5 @@
 # mmtunectl's copy of the knob table (knobs.tsv installed next to the
-# package) is the table the module is checked against (24-knobs), and every
+# package) is the table the module is checked against (core-knobs), and every
 # counter the table has on this kernel line (its lines column) shows in
 # status --json and in the metrics.
 . /lib.sh

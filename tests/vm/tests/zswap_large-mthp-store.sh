@@ -40,13 +40,7 @@ to_disk() {
 	assert_ge "$(si_delta /tmp/si.out mthp_swpout)" $((folios * 9 / 10)) "$what: hugepages-${1}kB swpout delta (to the disk whole, of $folios)"
 }
 
-seed=40
-for kind in anon shmem; do
-	for kb in 16 64 2048; do
-		seed=$((seed + 1))
-		stored $kb $kind $seed
-	done
-done
+mthp_rounds stored 40
 
 # One size off: it goes to the disk, the others still to zswap.
 echo 0 >"$MMTUNE_ZSWAP/store_64kB" || fail "store_64kB 0"
