@@ -89,8 +89,14 @@ def test_defaults_and_ranges_agree_with_the_docs(row):
         assert m.group(1) == row.default
     elif row.type == "bool":
         assert '"0" or "1"' in desc, desc
-        m = re.search(r"Default (\d)", desc)
-        assert m and m.group(1) == row.default, desc
+        # Per-size knobs may say "Default 1 up to 64kB, 0 above".
+        m = re.search(r"Default (\d) up to (\d+)kB, (\d) above", desc)
+        if m:
+            size = int(re.search(r"_(\d+)kB$", row.file).group(1))
+            assert row.default == (m.group(1) if size <= int(m.group(2)) else m.group(3)), desc
+        else:
+            m = re.search(r"Default (\d)", desc)
+            assert m and m.group(1) == row.default, desc
     elif row.type == "choice":
         quoted = re.findall(r'"([a-z][a-z-]*)"', desc)
         assert sorted(set(quoted)) == sorted(row.choices), desc

@@ -337,10 +337,12 @@ start=$(date +%s)
 # no_timer_check: on a busy host the vCPU may not see the timer ticks the
 # kernel's early IO-APIC check waits for, and it panics ("IO-APIC + timer
 # doesn't work!"), as it did here with a host load of 11.
+# brd.rd_size: a 128 MiB /dev/ram0 (allocated as written), enough to swap
+# 2M folios to a synchronous device other than zram.
 qemu-system-x86_64 $accel_opt \
 	-smp "$smp" -m "$mem_opt" "${numa_opts[@]}" "${dimm_opts[@]}" -nodefaults -no-reboot -display none \
 	-kernel "$bzimage" -initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0,115200 panic=-1 oops=panic no_timer_check rdinit=/init mmtune.mode=$mode mmtune.tests=$tests mmtune.bench=$bench mmtune.disk_bps=${disk_bps:-0} mmtune.timeout_scale=$timeout_scale mmtune.slow=${MMTUNE_VM_SLOW:-0} ${MMTUNE_VM_APPEND:-}" \
+	-append "console=ttyS0,115200 panic=-1 oops=panic no_timer_check brd.rd_size=131072 rdinit=/init mmtune.mode=$mode mmtune.tests=$tests mmtune.bench=$bench mmtune.disk_bps=${disk_bps:-0} mmtune.timeout_scale=$timeout_scale mmtune.slow=${MMTUNE_VM_SLOW:-0} ${MMTUNE_VM_APPEND:-}" \
 	-serial "file:$out/console.log" -serial "file:$out/results.tap" \
 	-drive "file=$out/swap.img,if=virtio,format=raw,cache=unsafe,discard=unmap$disk_opts" \
 	-qmp "unix:$out/qmp.sock,server=on,wait=off" \
