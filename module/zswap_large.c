@@ -232,7 +232,6 @@ static MMTUNE_KNOB_ORDER_BOOL(load_128kB, load_order, 5);
 static MMTUNE_KNOB_ORDER_BOOL(load_256kB, load_order, 6);
 static MMTUNE_KNOB_ORDER_BOOL(load_512kB, load_order, 7);
 static MMTUNE_KNOB_ORDER_BOOL(load_1024kB, load_order, 8);
-static MMTUNE_KNOB_ORDER_BOOL(load_2048kB, load_order, 9);
 
 static MMTUNE_HOOKS(zswap_large, .zswap_store_large = zswap_large_store,
 		     .zswap_load_large = zswap_large_load);
@@ -304,7 +303,6 @@ static struct attribute *zswap_large_attrs[] = {
 	MMTUNE_KNOB_ATTR(load_256kB),
 	MMTUNE_KNOB_ATTR(load_512kB),
 	MMTUNE_KNOB_ATTR(load_1024kB),
-	MMTUNE_KNOB_ATTR(load_2048kB),
 #endif
 	MMTUNE_ATTR(fallback_disk),
 	NULL,

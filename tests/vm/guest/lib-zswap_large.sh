@@ -110,6 +110,29 @@ swapon_brd() {
 	mkswap /dev/ram0 >/dev/null || fail "mkswap /dev/ram0"
 	swapon /dev/ram0 || fail "swapon /dev/ram0"
 }
+# wait_pid PID SECONDS WHAT: wait for a background job, failing with WHAT
+# if it runs longer (its exit status is returned).
+wait_pid() {
+	_n=0
+	while kill -0 "$1" 2>/dev/null; do
+		_n=$((_n + 1))
+		[ $_n -gt $(( $2 * 10 )) ] && fail "$3: still running after $2 s"
+		sleep 0.1
+	done
+	wait "$1"
+}
+
+# assert_zswap_empty WHAT: zswap holds no page (every entry of the round's
+# exited process was dropped with its slots), within 10 s.
+assert_zswap_empty() {
+	_n=0
+	while [ "$(zswap_stored_pages)" -ne 0 ] && [ $_n -lt 100 ]; do
+		_n=$((_n + 1))
+		sleep 0.1
+	done
+	assert_eq "$(zswap_stored_pages)" 0 "$1: zswap stored_pages"
+}
+
 # swapin_round KB SEED [ARGS]: mthp_run of 16 MiB of anonymous KB folios,
 # out and back byte for byte; sets $folios (the region's KB folios), $swpin
 # and $zswpin (the size's stats deltas over the round: folios swapped in
@@ -123,4 +146,5 @@ swapin_round() {
 	zswpout=$(si_delta /tmp/si.out mthp_zswpout)
 	swpin=$(( $(mthp_stat "$_kb" swpin) - _w0 ))
 	zswpin=$(( $(mthp_stat "$_kb" zswpin) - _z0 ))
+	assert_zswap_empty "${_kb}kB round $_seed"
 }
