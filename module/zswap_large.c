@@ -55,18 +55,20 @@ static u32 store_order[MMTUNE_NR_ORDERS] = {
 	[0 ... MMTUNE_NR_ORDERS - 1] = 1
 };
 
+#if MMTUNE_ZSWAP_LOAD
 /*
- * Per folio order (6.12): load a folio whose range is wholly in zswap
- * whole (load_<size>kB). A fault then decompresses every page of the
- * folio before it maps any, about 2-4 us a page: 16 pages for 64K, 512
- * (a millisecond or two) for 2M, and reads in all of a range the task may
- * touch once. On by default up to 64K, where that latency is about one
- * order-0 fault from a disk, off above; a 0 swaps such a range in
- * order 0, page by page, as stock does.
+ * Per folio order (6.12, below the PMD order, which it never swaps in):
+ * load a folio whose range is wholly in zswap whole (load_<size>kB). A
+ * fault then decompresses every page of the folio before it maps any,
+ * about 2-4 us a page: 16 pages for 64K, 256 (up to a millisecond) for
+ * 1M, and reads in all of a range the task may touch once. On by default
+ * up to 64K, where that latency is about one order-0 fault from a disk,
+ * off above; a 0 swaps such a range in smaller, as stock does.
  */
 static u32 load_order[MMTUNE_NR_ORDERS] = {
 	[2 ... 4] = 1
 };
+#endif
 
 struct zswap_large_stats {
 	unsigned long thp_stored, subpages_stored, subpages_raw,
