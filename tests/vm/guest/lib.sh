@@ -107,7 +107,7 @@ insmod_error() {
 	echo "$out"
 }
 
-swapoff_all() { swapoff -a 2>/dev/null; for d in /dev/zram0 /dev/vda; do swapoff "$d" 2>/dev/null; done; true; }
+swapoff_all() { swapoff -a 2>/dev/null; for d in /dev/zram0 /dev/vda /dev/ram0; do swapoff "$d" 2>/dev/null; done; true; }
 
 # The virtio disk is rotational to qemu; 6.1 only allocates whole THP swap
 # clusters on non-rotational devices, so say it is an SSD.
@@ -137,6 +137,7 @@ swap_refresh() {
 	case $(awk 'NR == 2 { print $1 }' /proc/swaps) in
 	/dev/zram0) swapon_zram "$(cat /sys/block/zram0/disksize)" ;;
 	/dev/vda) swapon_disk ;;
+	/dev/ram0) swapon_brd ;;
 	esac
 }
 

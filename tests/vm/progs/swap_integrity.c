@@ -56,6 +56,7 @@ struct opts {
 	const char *cgroup_parent;	/* where our memcg goes (CGROUP_ROOT) */
 	unsigned long zswap_max_kib;	/* memory.zswap.max of the memcg */
 	unsigned int min_out_pct;	/* of the region, in pswpout + zswpout */
+	unsigned int min_in_pct;	/* of what was out, in the swap-in counters */
 	bool expect_thp_swpout;
 	bool fail_evict;		/* make-it-fail during MADV_PAGEOUT */
 	uint64_t seed;
@@ -500,6 +501,10 @@ static void usage(void)
 		"                       (default: up to 4, while a pass frees something)\n"
 		"  --min-out-pct P      fail unless pswpout+zswpout+swpout_zero grew by\n"
 		"                       P%% of the region (default 50)\n"
+		"  --min-in-pct P       fail unless the swap-in counters cover P%% of\n"
+		"                       the pages not in memory (default 90; 0 when\n"
+		"                       something may refill the swap cache while\n"
+		"                       held, as zswap writeback does)\n"
 		"  --expect-thp-swpout  fail unless thp_swpout grew\n"
 		"  --fail-evict         fault injection: /proc/thread-self/make-it-fail\n"
 		"                       is 1 during MADV_PAGEOUT only (task-filter)\n"
@@ -517,6 +522,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		OPT("limit", &o->limit_mib),
 		OPT("zero-every", &o->zero_every),
 		OPT("min-out-pct", &o->min_out_pct),
+		OPT("min-in-pct", &o->min_in_pct),
 		OPT_FLAG("expect-thp-swpout", &o->expect_thp_swpout, true),
 		OPT_FLAG("fail-evict", &o->fail_evict, true),
 		OPT("seed", &o->seed),
@@ -534,10 +540,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		OPT("passes", &o->passes),
 	};
 
-	*o = (struct opts){ .size_mib = 64, .thp = true, .min_out_pct = 50,
+	*o = (struct opts){ .size_mib = 64, .thp = true, .min_out_pct = 50, .min_in_pct = 90,
 			    .seed = 0x6d6d74756e65ULL, .min_mthp_pct = 90 };
 	if (parse_testopts(argc, argv, 1, opts, ARRAY_SIZE(opts)) != argc ||
-	    !o->size_mib || o->min_out_pct > 100 || o->min_mthp_pct > 100 ||
+	    !o->size_mib || o->min_out_pct > 100 || o->min_in_pct > 100 ||
+	    o->min_mthp_pct > 100 ||
 	    (o->mthp_kib && (o->mthp_kib < 8 || (o->mthp_kib & (o->mthp_kib - 1)))))
 		usage();
 }
@@ -767,10 +774,10 @@ int main(int argc, char **argv)
 		    resident, pages, 100 - o.min_out_pct);
 		ret = KSFT_FAIL;
 	}
-	if (in * 10 < (pages - resident) * 9) {
+	if (in * 100 < (pages - resident) * o.min_in_pct) {
 		msg("FAIL: %" PRIu64 " pages were not in memory, but only %" PRIu64
-		    " came back through swap-in",
-		    pages - resident, in);
+		    " came back through swap-in (want >= %u%%)",
+		    pages - resident, in, o.min_in_pct);
 		ret = KSFT_FAIL;
 	}
 	if (o.mthp_kib) {

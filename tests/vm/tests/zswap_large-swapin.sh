@@ -28,15 +28,18 @@ assert_eq "$(mmtune_zswap load_128kB)" 0 "load_128kB default"
 assert_write_rejected "$MMTUNE_ZSWAP/load_16kB" 2
 assert_write_rejected "$MMTUNE_ZSWAP/load_1024kB" yes
 
-# reclaim_loop: memcg reclaim of the swap_integrity cgroups, with the zswap
-# shrinker on, until /tmp/reclaim.stop exists.
+# reclaim_step: one memcg reclaim of the swap_integrity cgroups (with the
+# zswap shrinker on, it writes zswap entries back to the device).
+reclaim_step() {
+	for cg in /sys/fs/cgroup/swap_integrity.*; do echo 256K >"$cg/memory.reclaim" 2>/dev/null; done
+}
+# reclaim_loop: reclaim steps with the shrinker on, until /tmp/reclaim.stop
+# exists (or the test exits).
+trap 'touch /tmp/reclaim.stop' EXIT
 reclaim_loop() {
 	rm -f /tmp/reclaim.stop
 	echo Y >$ZSWAP_PARAMS/shrinker_enabled || fail "zswap shrinker_enabled"
-	( while [ ! -e /tmp/reclaim.stop ]; do
-		for cg in /sys/fs/cgroup/swap_integrity.*; do echo 1M >"$cg/memory.reclaim" 2>/dev/null; done
-		sleep 0.05
-	done ) &
+	( while [ ! -e /tmp/reclaim.stop ]; do reclaim_step; sleep 0.2; done ) &
 	reclaimer=$!
 }
 reclaim_stop() {
@@ -81,16 +84,25 @@ device_rounds() {
 		rm -rf /tmp/hold && mkdir /tmp/hold
 		w0=$(mthp_stat $kb swpin) z0=$(mthp_stat $kb zswpin)
 		swap_integrity --thp --mthp $kb --size 16 --fill compressible --evict pageout \
-			--min-out-pct 90 --hold /tmp/hold --seed $((seed += 1)) >/tmp/mixed.out 2>&1 &
+			--min-out-pct 90 --min-in-pct 0 --hold /tmp/hold --seed $((seed += 1)) >/tmp/mixed.out 2>&1 &
 		si=$!
 		wait_for /tmp/hold/evicted
+		# Two folios' worth written back (the shrinker writes in LRU
+		# order, a folio's pages together: at least one whole range).
 		wb0=$(vmstat zswpwb) n=0
-		reclaim_loop
-		while [ $(( $(vmstat zswpwb) - wb0 )) -lt 1024 ] && [ $n -lt 200 ]; do
+		echo Y >$ZSWAP_PARAMS/shrinker_enabled || fail "zswap shrinker_enabled"
+		while [ $(( $(vmstat zswpwb) - wb0 )) -lt $((kb / 2)) ] && [ $n -lt 400 ]; do
+			reclaim_step
 			n=$((n + 1))
-			sleep 0.1
 		done
+		echo N >$ZSWAP_PARAMS/shrinker_enabled
 		wb=$(( $(vmstat zswpwb) - wb0 ))
+		# The written-back pages' swap cache folios out, so that whole
+		# ranges are on the device only; then writeback again beside
+		# the faults.
+		reclaim_step
+		reclaim_step
+		reclaim_loop
 		touch /tmp/hold/go
 		wait_pid $si 300 "$dev ${kb}kB mixed round trip" || { cat /tmp/mixed.out; fail "$dev ${kb}kB mixed: swap round trip failed"; }
 		reclaim_stop
@@ -101,7 +113,12 @@ device_rounds() {
 		assert_ge "$wb" $((kb / 2)) "$dev ${kb}kB: vmstat zswpwb delta while held (two folios' worth written back)"
 		assert_ge $((swpin - zswpin)) 1 "$dev ${kb}kB written back in part: hugepages-${kb}kB swpin - zswpin (ranges whole from the device)"
 		assert_ge "$zswpin" 1 "$dev ${kb}kB written back in part: hugepages-${kb}kB zswpin (ranges whole from zswap)"
-		assert_zswap_empty "$dev ${kb}kB mixed"
+		# A page the reclaim stored again during the read-back may stay
+		# in the swap cache after the exit, holding its slot and entry
+		# until reclaim or swapoff (stock); swapoff then finds every
+		# entry (zswap_swapoff() WARNs on one left, failing the test).
+		swap_refresh
+		assert_eq "$(zswap_stored_pages)" 0 "$dev ${kb}kB mixed: zswap stored_pages after swapoff"
 	done
 }
 
