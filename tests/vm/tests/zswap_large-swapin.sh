@@ -97,11 +97,10 @@ device_rounds() {
 		done
 		echo N >$ZSWAP_PARAMS/shrinker_enabled
 		wb=$(( $(vmstat zswpwb) - wb0 ))
-		# The written-back pages' swap cache folios out, so that whole
-		# ranges are on the device only; then writeback again beside
-		# the faults.
-		reclaim_step
-		reclaim_step
+		# The written-back pages' swap cache folios out (all the cgroup
+		# has in memory; the shrinker is off), so that whole ranges are
+		# on the device only; then writeback again beside the faults.
+		for cg in /sys/fs/cgroup/swap_integrity.*; do echo 64M >"$cg/memory.reclaim" 2>/dev/null; done
 		reclaim_loop
 		touch /tmp/hold/go
 		wait_pid $si 300 "$dev ${kb}kB mixed round trip" || { cat /tmp/mixed.out; fail "$dev ${kb}kB mixed: swap round trip failed"; }
