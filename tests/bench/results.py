@@ -142,6 +142,9 @@ def time_command(name, label, cmd):
     return 0
 
 
+ISO_DATE = re.compile(r"20[0-9]{2}-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]Z")
+
+
 def human_date(date):
     """'2026-11-27 10:02Z' as '27 Nov 2026' (the docs carry no ISO dates)."""
     d = datetime.date.fromisoformat(date[:10])
@@ -152,8 +155,13 @@ def render(name):
     """The Markdown of results/NAME.tsv, as a region holds it."""
     fields, header, rows = read(os.path.join(results_dir(), name + ".tsv"))
 
+    def cell(c):
+        # A time row's date cell, as the caption's (no ISO dates in docs).
+        c = human_date(c) if ISO_DATE.fullmatch(c) else c
+        return c.replace("|", "\\|")
+
     def cells(row):
-        return "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |\n"
+        return "| " + " | ".join(cell(c) for c in row) + " |\n"
 
     out = cells(header) + "|" + "---|" * len(header) + "\n"
     out += "".join(cells(r) for r in rows)
