@@ -23,17 +23,21 @@
  * exports zswap's own per-page store and rollback.
  */
 #include <linux/zswap.h>
-#define mmtune_zswap_store_subpage(folio, index, raw_ok)	\
-	zswap_store_subpage(folio, index, raw_ok)
 #define mmtune_zswap_invalidate_folio(folio)	zswap_invalidate_folio(folio)
 /* zswap can store a page that does not compress as it is (returns 1). */
 #define MMTUNE_ZSWAP_RAW			1
 /*
- * The kernel checks zswap's limits before it offers a large folio and
- * passes the verdict: the hook's own argument @refused.
+ * The kernel checks zswap's limits and takes what the folio's pages share
+ * (objcg, pool) before it offers a large folio: the hook gets the verdict
+ * (@refused) and the folio's store (@st), which each page's store passes
+ * back. Inside a function of MMTUNE_ZSWAP_STORE_PROTO only, as the two
+ * macros after it.
  */
-#define MMTUNE_ZSWAP_STORE_PROTO		struct folio *folio, int refused
+#define MMTUNE_ZSWAP_STORE_PROTO		\
+	struct folio *folio, int refused, struct zswap_large_store *st
 #define MMTUNE_ZSWAP_REFUSED			refused
+#define mmtune_zswap_store_subpage(index, raw_ok)	\
+	zswap_store_subpage(st, index, raw_ok)
 /*
  * Large swap-in of a range wholly in zswap: the zswap_load_large hook
  * (6.12 series patch 5) asks per folio order.
@@ -51,13 +55,13 @@
 #else
 /* 6.1: the series extends frontswap, zswap's front end. */
 #include <linux/frontswap.h>
-#define mmtune_zswap_store_subpage(folio, index, raw_ok)	\
-	((void)(raw_ok), frontswap_store_subpage(folio, index))
 #define mmtune_zswap_invalidate_folio(folio)	\
 	frontswap_invalidate_folio(folio)
 /* The limits are checked when the first subpage is stored. */
 #define MMTUNE_ZSWAP_STORE_PROTO		struct folio *folio
 #define MMTUNE_ZSWAP_REFUSED			0
+#define mmtune_zswap_store_subpage(index, raw_ok)	\
+	((void)(raw_ok), frontswap_store_subpage(folio, index))
 /* zswap refuses a page that does not compress. */
 #define MMTUNE_ZSWAP_RAW			0
 /* Swap-in from zswap is order 0. */

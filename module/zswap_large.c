@@ -179,7 +179,7 @@ static int zswap_large_store(MMTUNE_ZSWAP_STORE_PROTO)
 			break;
 		}
 		/* 1: stored as is; over the share, -E2BIG ends the folio. */
-		err = mmtune_zswap_store_subpage(folio, stored, raw < raw_max);
+		err = mmtune_zswap_store_subpage(stored, raw < raw_max);
 		if (err < 0)
 			break;
 		raw += err;

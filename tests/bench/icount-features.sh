@@ -41,9 +41,10 @@
 #   thpsparse sparseout: a THP with 16 data subpages swapped    thp_swap
 #            out to brd (32 per round)
 #   zswap64  thp64out: 64K folios stored by zswap (512 per      zswap_large
-#            round; lines with mTHP only)
-#   zswap16  thp16out: 16K folios stored by zswap (2048 per     zswap_large
-#            round; lines with mTHP only)
+#            round; lines with mTHP only); thp64in: read back
+#            (loaded whole where zswap_large's load_64kB allows)
+#   zswap16  thp16out, thp16in: the same with 16K folios (2048  zswap_large
+#            per round)
 #   zswapbad thpbadout: a THP whose last page is random (32 per  zswap_large
 #            round; lines with mTHP, whose zswap stores raw pages)
 #   cross    crosscpu: a page faulted in on one CPU and freed   pcp_high
@@ -230,7 +231,7 @@ while [ $i -lt 1000 ]; do echo "/bench/cg$i orders=all" >/sys/kernel/mm/mmtune/c
 	on[thp_swap]='echo 1 >/sys/kernel/mm/mmtune/thp_swap/enabled'
 declare -A phases=([mem]='fault4k allocfree' [disk]='pageout swapin' [zram]='pageout swapin'
 	[zswap]='pageout swapin' [zswapthp]=thpout [split]=splitzero [cross]=crosscpu
-	[thpsparse]=sparseout [zswap64]=thp64out [zswap16]=thp16out
+	[thpsparse]=sparseout [zswap64]='thp64out thp64in' [zswap16]='thp16out thp16in'
 	[cgfault]=faultthp [cgfault64]=fault64k [cgfault16]=fault16k [zswapbad]=thpbadout)
 declare -A ops=([mem]=16384 [disk]=4096 [zram]=4096 [zswap]=4096 [zswapthp]=32 [split]=32
 	[cross]=65536 [thpsparse]=32 [zswap64]=512 [zswap16]=2048

@@ -42,21 +42,23 @@ static enum liar_mode liar_mode;
 /* mode once: the swap entry of the last folio stored honestly */
 static atomic_long_t stored_swap = ATOMIC_LONG_INIT(0);
 
-/* Stores pages [from, to) of @folio, in the order @step gives. */
-static int store_range(struct folio *folio, long from, long to, long step)
+/* Stores pages [from, to) of @st's folio, in the order @step gives. */
+static int store_range(struct zswap_large_store *st, long from, long to,
+		       long step)
 {
 	long i;
 	int err;
 
 	for (i = step > 0 ? from : to - 1; i >= from && i < to; i += step) {
-		err = zswap_store_subpage(folio, i, false);
+		err = zswap_store_subpage(st, i, false);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-static int liar_store(struct folio *folio, int refused)
+static int liar_store(struct folio *folio, int refused,
+		      struct zswap_large_store *st)
 {
 	long nr = folio_nr_pages(folio);
 
@@ -67,18 +69,18 @@ static int liar_store(struct folio *folio, int refused)
 	case LIE:
 		return 0;
 	case PARTIAL:
-		return refused ?: store_range(folio, 0, nr - 1, 1);
+		return refused ?: store_range(st, 0, nr - 1, 1);
 	case LIMITS:
-		return store_range(folio, 0, nr, 1);
+		return store_range(st, 0, nr, 1);
 	case ONCE:
 		if (atomic_long_read(&stored_swap) == folio->swap.val)
 			return 0;
-		if (refused || store_range(folio, 0, nr, 1))
+		if (refused || store_range(st, 0, nr, 1))
 			return -EIO;
 		atomic_long_set(&stored_swap, folio->swap.val);
 		return 0;
 	case REVERSE:
-		return refused ?: store_range(folio, 0, nr, -1);
+		return refused ?: store_range(st, 0, nr, -1);
 	}
 	return -EINVAL;
 }

@@ -52,6 +52,10 @@ MEMSET = ("__memset", "memset_orig", "memset_erms")
 # Folio stores: 4K pages per op, and whether the issue's goals name it.
 FOLIO = {"zswapthp": (512, "2M THP", True), "zswap64": (16, "64K mTHP", True),
          "zswap16": (4, "16K mTHP", False)}
+# The store phase of each folio set; the others of its set (the swap-in
+# phases, thp64in and thp16in) read back what it wrote.
+FOLIO_OUT = ("thpout", "thp64out", "thp16out")
+FOLIO_IN = ("thp64in", "thp16in")
 # What 'on' means where it is more than the set's feature alone.
 ON = {"thpsparse": "thp_swap and split_zero on",
       "cgfault": "cgroup_policy on, 1000 entries", "cgfault64": "cgroup_policy on, 1000 entries",
@@ -228,6 +232,10 @@ def main():
                     print(f"  {a} -> {b}: {diff_funcs(row[a], row[b])}")
             if "upstream" in row:
                 peer(s, name, row)
+                if s in FOLIO and name in FOLIO_OUT and "on" in row:
+                    v = (row["on"].kernel() / row["upstream"].kernel() - 1) * 100
+                    goals.append((f"zswap_large: a whole {FOLIO[s][1]} store vs upstream's",
+                                  f"{v:+.2f}% (goal <= 0)", v <= 0))
             ops.append(ops_row(s, name, row, configs))
             if base and s != "cross":
                 # The hooks' goals are judged without LZ4_* (vs_unpatched);
@@ -276,7 +284,22 @@ def main():
                     goals.append(("split_zero reads each subpage once: zero tests per split",
                                   f"{calls:.1f} (goal <= 1.1 x 512)",
                                   calls <= 1.1 * 512))
-                if s in FOLIO:
+                if s in FOLIO and name in FOLIO_IN and "zswap" in data:
+                    # A folio loaded whole from zswap against its pages
+                    # loaded one by one (the 4K zswap swap-in).
+                    pages, fname, _ = FOLIO[s]
+                    z = data["zswap"]
+                    for c4 in ("on", "off", "unloaded"):
+                        pp = [p for p in z[2] if p[1] == "swapin"] if c4 in z else []
+                        if pp:
+                            four = Col(z[c4][0], z[c4][1], pp[0][0]).kernel()
+                            v = on.kernel() / pages
+                            print(f"  per 4K page: {fname} swap-in {v:.0f} kernel insns "
+                                  f"(off {off.kernel() / pages:.0f}); 4K zswap swap-in ({c4}) {four:.0f}")
+                            goals.append((f"zswap_large: per 4K of a whole {fname} load vs 4K zswap swap-in ({c4})",
+                                          f"{v:.0f} vs {four:.0f} (goal: fewer)", v < four))
+                            break
+                if s in FOLIO and name in FOLIO_OUT:
                     pages, fname, goal = FOLIO[s]
                     fn = on.funcs()
                     comp = sum(v for k, v in fn.items() if k.startswith("LZ4_"))

@@ -379,19 +379,24 @@ static long read_counter(const char *file, const char *name)
 	return n;
 }
 
+/* A counter of the folio size's stats (swpin, zswpout, ...); -1 if absent. */
+static long mthp_stat(unsigned long size, const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/hugepages-%lukB/stats/%s",
+		 size >> 10, name);
+	return read_counter(path, NULL);
+}
+
 /* Anonymous faults that got a folio of SIZE: 2M from vmstat's
  * thp_fault_alloc (every kernel), mTHP sizes from the size's stats.
  */
 static long folio_faults(unsigned long size)
 {
-	char path[128];
-
 	if (size == THP)
 		return read_counter("/proc/vmstat", "thp_fault_alloc");
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/mm/transparent_hugepage/hugepages-%lukB/stats/anon_fault_alloc",
-		 size >> 10);
-	return read_counter(path, NULL);
+	return mthp_stat(size, "anon_fault_alloc");
 }
 
 /* mthpout (thp16out, thp64out): one op = one anonymous folio of 16K or
@@ -502,6 +507,68 @@ static void mthpout_teardown(struct ctx *c)
 			left, pages);
 		exit(1);
 	}
+	if (munmap(c->map, (c->ops + 1) * c->fsize))
+		die("munmap");
+}
+
+/* mthpin (thp16in, thp64in): one op = reading back every page of one 16K
+ * or 64K folio that mthpout's MADV_PAGEOUT wrote out. Where zswap stored
+ * the folio whole and may load it whole (6.12 with zswap_large and its
+ * load_<size>kB), one fault loads all of it; stock 6.12 with zswap
+ * enabled (whatever the device) and zswap without large loads fault the
+ * pages in one by one. Teardown reports, unmeasured, how many folios came
+ * back whole (the size's stats/swpin).
+ */
+static void mthpin_setup(struct ctx *c, unsigned long size)
+{
+	long pages, left = 0, i;
+	unsigned char *vec;
+
+	mthp_setup(c, size);
+	mthpout_run(c);
+	pages = c->ops * (long)(size / PAGE);
+	vec = malloc(pages);
+	if (!vec)
+		die("malloc");
+	if (mincore(c->buf, pages * PAGE, vec))
+		die("mincore");
+	for (i = 0; i < pages; i++)
+		left += vec[i] & 1;
+	free(vec);
+	if (left > pages / 100) {
+		fprintf(stderr, "icount-work: mthpin: %ld of %ld pages still resident (swap on?)\n",
+			left, pages);
+		exit(1);
+	}
+	c->before = mthp_stat(size, "swpin");
+}
+
+static void thp16in_setup(struct ctx *c)
+{
+	mthpin_setup(c, 16UL << 10);
+}
+
+static void thp64in_setup(struct ctx *c)
+{
+	mthpin_setup(c, 64UL << 10);
+}
+
+static void mthpin_run(struct ctx *c)
+{
+	volatile char *p = c->buf;
+	long i, pages = c->ops * (long)(c->fsize / PAGE);
+
+	for (i = 0; i < pages; i++)
+		(void)p[i * PAGE];
+}
+
+static void mthpin_teardown(struct ctx *c)
+{
+	long after = mthp_stat(c->fsize, "swpin");
+
+	if (c->before >= 0 && after >= 0)
+		fprintf(stderr, "icount-work: mthpin: %ld of %ld %lukB folios swapped in whole\n",
+			after - c->before, c->ops, c->fsize >> 10);
 	if (munmap(c->map, (c->ops + 1) * c->fsize))
 		die("munmap");
 }
@@ -729,6 +796,10 @@ static const struct phase phases[] = {
 	  fault16k_setup, faultfolio_run, faultfolio_teardown },
 	{ 16, "thpbadout", "swap-out of a dirty anon THP (MADV_PAGEOUT), 2:1 data, last page random",
 	  thpbadout_setup, thpout_run, thpout_teardown },
+	{ 17, "thp16in", "swap-in of a 16K folio swapped out whole (read faults on its 4 pages)",
+	  thp16in_setup, mthpin_run, mthpin_teardown },
+	{ 18, "thp64in", "swap-in of a 64K folio swapped out whole (read faults on its 16 pages)",
+	  thp64in_setup, mthpin_run, mthpin_teardown },
 };
 
 #define NPHASES ARRAY_SIZE(phases)
