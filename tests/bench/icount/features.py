@@ -233,9 +233,13 @@ def main():
             if "upstream" in row:
                 peer(s, name, row)
                 if s in FOLIO and name in FOLIO_OUT and "on" in row:
-                    v = (row["on"].kernel() / row["upstream"].kernel() - 1) * 100
+                    # Judged without LZ4_*, as the hooks' goals: the same
+                    # compressor code counts differently per kernel build.
+                    mm, up = row["on"], row["upstream"]
+                    v = (mm.kernel() / up.kernel() - 1) * 100
+                    v2 = (no_lz4(mm) / no_lz4(up) - 1) * 100
                     goals.append((f"zswap_large: a whole {FOLIO[s][1]} store vs upstream's",
-                                  f"{v:+.2f}% (goal <= 0)", v <= 0))
+                                  f"{v2:+.2f}% without `LZ4_*`, {v:+.2f}% with (goal <= 0)", v2 <= 0))
             ops.append(ops_row(s, name, row, configs))
             if base and s != "cross":
                 # The hooks' goals are judged without LZ4_* (vs_unpatched);
