@@ -294,7 +294,7 @@ def main():
                     pages, fname, _ = FOLIO[s]
                     z = data["zswap"]
                     for c4 in ("on", "off", "unloaded"):
-                        pp = [p for p in z[2] if p[1] == "swapin"] if c4 in z else []
+                        pp = [p for p in z[c4][2] if p[1] == "swapin"] if c4 in z else []
                         if pp:
                             four = Col(z[c4][0], z[c4][1], pp[0][0]).kernel()
                             v = on.kernel() / pages

@@ -31,7 +31,9 @@ assert_write_rejected "$MMTUNE_ZSWAP/load_1024kB" yes
 # reclaim_step: one memcg reclaim of the swap_integrity cgroups (with the
 # zswap shrinker on, it writes zswap entries back to the device).
 reclaim_step() {
-	for cg in /sys/fs/cgroup/swap_integrity.*; do echo 256K >"$cg/memory.reclaim" 2>/dev/null; done
+	for cg in /sys/fs/cgroup/swap_integrity.*; do
+		if [ -d "$cg" ]; then echo 256K >"$cg/memory.reclaim" 2>/dev/null || true; fi
+	done
 }
 # reclaim_loop: reclaim steps with the shrinker on, until /tmp/reclaim.stop
 # exists (or the test exits).
@@ -77,13 +79,18 @@ device_rounds() {
 	done
 
 	# (c) part written back by the shrinker while held, then read back
-	# with the shrinker and memcg reclaim still running.
+	# with the shrinker and memcg reclaim still running. 64 ranges of
+	# 1M (16 MiB would be 16): one reclaim step can write back several
+	# ranges' worth, and the loop beside the read-back more, and whole
+	# ranges must stay in zswap however busy the host is.
 	for kb in 64 1024; do
+		mib=16
+		[ $kb -lt 1024 ] || mib=64
 		mthp_only $kb anon
 		swap_refresh
 		rm -rf /tmp/hold && mkdir /tmp/hold
 		w0=$(mthp_stat $kb swpin) z0=$(mthp_stat $kb zswpin)
-		swap_integrity --thp --mthp $kb --size 16 --fill compressible --evict pageout \
+		swap_integrity --thp --mthp $kb --size $mib --fill compressible --evict pageout \
 			--min-out-pct 90 --min-in-pct 0 --hold /tmp/hold --seed $((seed += 1)) >/tmp/mixed.out 2>&1 &
 		si=$!
 		wait_for /tmp/hold/evicted
@@ -100,7 +107,9 @@ device_rounds() {
 		# The written-back pages' swap cache folios out (all the cgroup
 		# has in memory; the shrinker is off), so that whole ranges are
 		# on the device only; then writeback again beside the faults.
-		for cg in /sys/fs/cgroup/swap_integrity.*; do echo 64M >"$cg/memory.reclaim" 2>/dev/null; done
+		for cg in /sys/fs/cgroup/swap_integrity.*; do
+			if [ -d "$cg" ]; then echo 64M >"$cg/memory.reclaim" 2>/dev/null || true; fi
+		done
 		reclaim_loop
 		touch /tmp/hold/go
 		wait_pid $si 300 "$dev ${kb}kB mixed round trip" || { cat /tmp/mixed.out; fail "$dev ${kb}kB mixed: swap round trip failed"; }
