@@ -13,7 +13,8 @@ tab-separated header row and one row per line. "write" reads the table
 (header and rows) on stdin and adds the fields: the date (UTC), the
 commit (with "-dirty" when the tree has changes), the machine (CPUs and
 load average; START -> now with --start-load). --from-report: the table
-is REPORT's lines that start with "result:" and a tab (a benchmark's
+is REPORT's lines that start with "result:" and a tab, or with "# "
+before it as the VM runner prints the guest's output (a benchmark's
 report, tests/bench/lib-bench.sh's row()), not stdin.
 
 "time" runs CMD and, when it succeeds, puts its row in results/NAME.tsv, a
@@ -242,8 +243,11 @@ def main(argv=None):
     a = p.parse_args(argv)
     try:
         if a.action == "write":
+            # The guest's output reaches the report as TAP diagnostics:
+            # "# result:\t..." (tests/vm/guest/init, tap_diag).
             table = sys.stdin.read() if not a.from_report else "".join(
-                line[len("result:\t"):] for line in open(a.from_report) if line.startswith("result:\t"))
+                line.removeprefix("# ")[len("result:\t"):] for line in open(a.from_report)
+                if line.removeprefix("# ").startswith("result:\t"))
             path = write(a.name, a.command, table, a.kernel, a.start_load, a.note, a.from_report or "stdin")
             print(f"results: {os.path.relpath(path, REPO)}", file=sys.stderr)
             return 0

@@ -25,6 +25,7 @@ size=${BENCH_SIZE_MIB:-16}
 
 echo "== zswap-bad-tail: ${size} MiB of anonymous folios per run, $passes MADV_PAGEOUT passes, memory.zswap.writeback=0"
 echo "== $(bench_machine); swap: virtio disk; zswap lz4/zsmalloc"
+load_mmtune
 [ -e "$MMTUNE_ZSWAP/max_raw_percent" ] || { bench_failed "this kernel has no raw pages (max_raw_percent)"; exit 0; }
 swapon_disk
 zswap_enable
