@@ -30,8 +30,8 @@
  * The kernel checks zswap's limits and takes what the folio's pages share
  * (objcg, pool) before it offers a large folio: the hook gets the verdict
  * (@refused) and the folio's store (@st), which each page's store passes
- * back. Inside a function of MMTUNE_ZSWAP_STORE_PROTO only, as the two
- * macros after it.
+ * back. The two macros after it name its parameters: use them only in
+ * a function declared with MMTUNE_ZSWAP_STORE_PROTO.
  */
 #define MMTUNE_ZSWAP_STORE_PROTO		\
 	struct folio *folio, int refused, struct zswap_large_store *st
