@@ -179,19 +179,32 @@ static void pageout_setup(struct ctx *c)
 	fill(c->buf, c->ops);
 }
 
-static long resident(struct ctx *c)
+/* Pages of [p, p + pages * PAGE) in memory (mincore). */
+static long resident_pages(const char *p, long pages)
 {
-	unsigned char *vec = malloc(c->ops);
+	unsigned char *vec = malloc(pages);
 	long i, n = 0;
 
 	if (!vec)
 		die("malloc");
-	if (mincore(c->buf, c->ops * PAGE, vec))
+	if (mincore((void *)p, pages * PAGE, vec))
 		die("mincore");
-	for (i = 0; i < c->ops; i++)
+	for (i = 0; i < pages; i++)
 		n += vec[i] & 1;
 	free(vec);
 	return n;
+}
+
+/* Fails the phase unless all but 1% of those pages left memory. */
+static void expect_swapped_out(const char *phase, const char *p, long pages)
+{
+	long left = resident_pages(p, pages);
+
+	if (left > pages / 100) {
+		fprintf(stderr, "icount-work: %s: %ld of %ld pages still resident (swap on?)\n",
+			phase, left, pages);
+		exit(1);
+	}
 }
 
 static void pageout_run(struct ctx *c)
@@ -202,13 +215,7 @@ static void pageout_run(struct ctx *c)
 
 static void pageout_teardown(struct ctx *c)
 {
-	long left = resident(c);
-
-	if (left > c->ops / 100) {
-		fprintf(stderr, "icount-work: pageout: %ld of %ld pages still resident (swap on?)\n",
-			left, c->ops);
-		exit(1);
-	}
+	expect_swapped_out("pageout", c->buf, c->ops);
 	unmap_buf(c);
 }
 
@@ -217,10 +224,7 @@ static void swapin_setup(struct ctx *c)
 {
 	pageout_setup(c);
 	pageout_run(c);
-	if (resident(c) > c->ops / 100) {
-		fprintf(stderr, "icount-work: swapin: pages did not leave memory (swap on?)\n");
-		exit(1);
-	}
+	expect_swapped_out("swapin", c->buf, c->ops);
 }
 
 static void swapin_run(struct ctx *c)
@@ -338,21 +342,7 @@ static void thpout_run(struct ctx *c)
 
 static void thpout_teardown(struct ctx *c)
 {
-	long left = 0, i;
-	unsigned char *vec = malloc(c->ops * (THP / PAGE));
-
-	if (!vec)
-		die("malloc");
-	if (mincore(c->buf, c->ops * THP, vec))
-		die("mincore");
-	for (i = 0; i < c->ops * (long)(THP / PAGE); i++)
-		left += vec[i] & 1;
-	free(vec);
-	if (left > c->ops * (long)(THP / PAGE) / 100) {
-		fprintf(stderr, "icount-work: thpout: %ld of %ld pages still resident (swap on?)\n",
-			left, c->ops * (long)(THP / PAGE));
-		exit(1);
-	}
+	expect_swapped_out("thpout", c->buf, c->ops * (long)(THP / PAGE));
 	unmap_thps(c);
 }
 
@@ -492,21 +482,7 @@ static void faultfolio_teardown(struct ctx *c)
 
 static void mthpout_teardown(struct ctx *c)
 {
-	long pages = c->ops * (long)(c->fsize / PAGE), left = 0, i;
-	unsigned char *vec = malloc(pages);
-
-	if (!vec)
-		die("malloc");
-	if (mincore(c->buf, pages * PAGE, vec))
-		die("mincore");
-	for (i = 0; i < pages; i++)
-		left += vec[i] & 1;
-	free(vec);
-	if (left > pages / 100) {
-		fprintf(stderr, "icount-work: mthpout: %ld of %ld pages still resident (swap on?)\n",
-			left, pages);
-		exit(1);
-	}
+	expect_swapped_out("mthpout", c->buf, c->ops * (long)(c->fsize / PAGE));
 	if (munmap(c->map, (c->ops + 1) * c->fsize))
 		die("munmap");
 }
@@ -521,25 +497,9 @@ static void mthpout_teardown(struct ctx *c)
  */
 static void mthpin_setup(struct ctx *c, unsigned long size)
 {
-	long pages, left = 0, i;
-	unsigned char *vec;
-
 	mthp_setup(c, size);
 	mthpout_run(c);
-	pages = c->ops * (long)(size / PAGE);
-	vec = malloc(pages);
-	if (!vec)
-		die("malloc");
-	if (mincore(c->buf, pages * PAGE, vec))
-		die("mincore");
-	for (i = 0; i < pages; i++)
-		left += vec[i] & 1;
-	free(vec);
-	if (left > pages / 100) {
-		fprintf(stderr, "icount-work: mthpin: %ld of %ld pages still resident (swap on?)\n",
-			left, pages);
-		exit(1);
-	}
+	expect_swapped_out("mthpin", c->buf, c->ops * (long)(size / PAGE));
 	c->before = mthp_stat(size, "swpin");
 }
 
