@@ -17,8 +17,9 @@
  * table is next read or written.
  *
  * Lookups run at every fault that may allocate a large folio: an RCU hash
- * table, and a one-entry cache per CPU (the last cgroup asked and its
- * entry, valid while the table's generation is unchanged).
+ * table, and a one-entry cache per CPU (the last memory cgroup asked, by
+ * its css serial number, and its entry, valid while the table's
+ * generation is unchanged). A hit is a few inline loads and compares.
  *
  * Files: /sys/kernel/mm/mmtune/cgroup_policy/, documented in
  * sysfs-docs/sysfs-kernel-mm-mmtune-cgroup_policy.
@@ -87,8 +88,12 @@ static unsigned int cgp_nr;
 /* Bumped after every change of the table: the CPU caches go stale. */
 static atomic_long_t cgp_gen;
 
+/*
+ * Keyed by the css's serial number, which, like a cgroup id, is never
+ * reused, and is one load away from the memcg.
+ */
 struct cgp_cache {
-	u64 id;
+	u64 serial;
 	long gen;
 	struct cgp_entry *entry;
 };
@@ -110,34 +115,86 @@ static struct cgp_entry *cgp_find(u64 id)
 	return NULL;
 }
 
-/* The entry covering @memcg, through the CPU's cache. Inside RCU. */
-static struct cgp_entry *cgp_lookup(struct mem_cgroup *memcg)
+/*
+ * For pointers read inside a hook: the hook core's read section is
+ * rcu_read_lock() on 6.1 and a preemption-disabled (sched) RCU section for
+ * 6.12's atomic hooks; either is an RCU reader to synchronize_rcu() and
+ * call_rcu().
+ */
+#define cgp_deref(p)	rcu_dereference_check(p, rcu_read_lock_any_held())
+
+/* The entry covering @cg: its own or its nearest ancestor's. Inside RCU. */
+static struct cgp_entry *cgp_find_covering(struct cgroup *cg)
 {
-	struct cgroup *cg = memcg->css.cgroup;
-	u64 id = cgroup_id(cg);
-	struct cgp_entry *e = NULL;
+	struct cgp_entry *e;
+
+	for (; cg; cg = cgroup_parent(cg)) {
+		e = cgp_find(cgroup_id(cg));
+		if (e)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * The CPU's cached entry for @memcg, if the cache holds @memcg at the
+ * table's current generation. Inline and call-free: the thp_orders hook
+ * runs it at every fault that may allocate a large folio.
+ */
+static __always_inline bool cgp_cached(struct mem_cgroup *memcg,
+				       struct cgp_entry **e)
+{
+	bool hit;
+
+	/*
+	 * No barrier: the cache is this CPU's own, and a generation read
+	 * before cgp_changed()'s increment became visible means this RCU
+	 * reader began before the grace period that frees a removed entry.
+	 */
+	preempt_disable();
+	hit = __this_cpu_read(cgp_cache.serial) == memcg->css.serial_nr &&
+	      __this_cpu_read(cgp_cache.gen) == atomic_long_read(&cgp_gen);
+	*e = __this_cpu_read(cgp_cache.entry);
+	preempt_enable();
+	return hit;
+}
+
+/* A cache miss: look @memcg up and cache the answer. Inside RCU. */
+static noinline struct cgp_entry *cgp_fill(struct mem_cgroup *memcg)
+{
+	struct cgp_entry *e;
 	struct cgp_cache *c;
 	long gen;
 
 	c = get_cpu_ptr(&cgp_cache);
 	gen = atomic_long_read(&cgp_gen);
-	/* Pairs with cgp_changed(): a new generation is a new table. */
+	/* Pairs with cgp_changed(): the table read is at least this new. */
 	smp_rmb();
-	if (c->id == id && c->gen == gen) {
-		e = c->entry;
-		goto out;
-	}
-	for (; cg; cg = cgroup_parent(cg)) {
-		e = cgp_find(cgroup_id(cg));
-		if (e)
-			break;
-	}
-	c->id = id;
+	e = cgp_find_covering(memcg->css.cgroup);
+	c->serial = memcg->css.serial_nr;
 	c->gen = gen;
 	c->entry = e;
-out:
 	put_cpu_ptr(&cgp_cache);
 	return e;
+}
+
+/* The entry covering @memcg. Inside RCU. */
+static struct cgp_entry *cgp_lookup(struct mem_cgroup *memcg)
+{
+	struct cgp_entry *e;
+
+	return cgp_cached(memcg, &e) ? e : cgp_fill(memcg);
+}
+
+/*
+ * The memory cgroup of @mm, as mem_cgroup_from_task() finds it, but inline
+ * (the exported function costs a call at every fault). Inside RCU.
+ */
+static __always_inline struct mem_cgroup *cgp_memcg_of_mm(struct mm_struct *mm)
+{
+	struct task_struct *owner = cgp_deref(mm->owner);
+
+	return owner ? mem_cgroup_from_css(task_css(owner, memory_cgrp_id)) : NULL;
 }
 
 static bool cgp_active(void)
@@ -160,14 +217,14 @@ unsigned int cgroup_policy_thp_swap(const struct cgp_entry *e,
 {
 	if (!e || order >= MMTUNE_NR_ORDERS)
 		return THP_SIZE_INHERIT;
-	return rcu_dereference(e->policy)->thp_swap[order];
+	return cgp_deref(e->policy)->thp_swap[order];
 }
 
 int cgroup_policy_zswap(const struct cgp_entry *e, unsigned int order)
 {
 	if (!e || order >= MMTUNE_NR_ORDERS)
 		return -1;
-	return rcu_dereference(e->policy)->zswap[order];
+	return cgp_deref(e->policy)->zswap[order];
 }
 
 void cgroup_policy_count(struct cgp_entry *e, enum cgp_counter c,
@@ -177,33 +234,56 @@ void cgroup_policy_count(struct cgp_entry *e, enum cgp_counter c,
 		this_cpu_inc(e->stats->n[c][order]);
 }
 
+/* Count what @e's policy took away from a fault; returns what is left. */
+static noinline int cgp_narrowed(struct cgp_entry *e, unsigned long orders,
+				 unsigned long allowed)
+{
+	unsigned long taken = orders & ~allowed;
+	unsigned int o;
+
+	for_each_set_bit(o, &taken, MMTUNE_NR_ORDERS)
+		this_cpu_inc(e->stats->n[CGP_FAULT_NARROWED][o]);
+	this_cpu_inc(cgroup_policy_stats.faults_narrowed);
+	return orders & allowed;
+}
+
+static __always_inline int cgp_thp_orders(struct cgp_entry *e,
+					  unsigned long orders)
+{
+	unsigned long allowed;
+
+	if (!e)
+		return MMTUNE_STOCK;
+	allowed = cgp_deref(e->policy)->orders;
+	if (likely(!(orders & ~allowed)))
+		return MMTUNE_STOCK;
+	return cgp_narrowed(e, orders, allowed);
+}
+
+static noinline int cgp_thp_orders_miss(struct mem_cgroup *memcg,
+					unsigned long orders)
+{
+	return cgp_thp_orders(cgp_fill(memcg), orders);
+}
+
 /*
  * The thp_orders hook. Context: a fault (mmap_lock or the VMA lock held)
- * or khugepaged, inside the hook core's RCU read section; must not sleep.
+ * or khugepaged, inside the hook core's read section; must not sleep. It
+ * runs at every fault that may allocate a large folio: the hit path is
+ * inline loads and compares, everything else is out of line.
  */
 static int cgroup_policy_thp_orders(struct vm_area_struct *vma, int kind,
 				    unsigned long orders)
 {
-	const struct cgp_policy *p;
 	struct mem_cgroup *memcg;
-	unsigned long taken;
 	struct cgp_entry *e;
-	unsigned int o;
 
-	if (!READ_ONCE(cgp_nr))
+	memcg = cgp_memcg_of_mm(vma->vm_mm);
+	if (!memcg)
 		return MMTUNE_STOCK;
-	memcg = mem_cgroup_from_task(rcu_dereference(vma->vm_mm->owner));
-	e = memcg ? cgp_lookup(memcg) : NULL;
-	if (!e)
-		return MMTUNE_STOCK;
-	p = rcu_dereference(e->policy);
-	taken = orders & ~p->orders;
-	if (!taken)
-		return MMTUNE_STOCK;
-	for_each_set_bit(o, &taken, MMTUNE_NR_ORDERS)
-		this_cpu_inc(e->stats->n[CGP_FAULT_NARROWED][o]);
-	this_cpu_inc(cgroup_policy_stats.faults_narrowed);
-	return orders & p->orders;
+	if (unlikely(!cgp_cached(memcg, &e)))
+		return cgp_thp_orders_miss(memcg, orders);
+	return cgp_thp_orders(e, orders);
 }
 
 static MMTUNE_HOOKS(cgroup_policy,

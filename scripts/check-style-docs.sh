@@ -152,14 +152,16 @@ docs_paths() {
 }
 
 # Drop TRAILING_SEMICOLON and MACRO_ARG_UNUSED (6.12's checkpatch) reports
-# whose line in the patch defines an MMTUNE_HOOK X-macro; pass everything
-# else through.
+# whose line in the patch defines a hook-table X-macro (MMTUNE_HOOK, or the
+# per-class MMTUNE_INLINE_* and MMTUNE_WRAPPER_* it expands to); pass
+# everything else through.
 xmacro_ok() {
 	local patch=$1 line n
 	while IFS= read -r line; do
 		if [[ $line == *TRAILING_SEMICOLON* || $line == *MACRO_ARG_UNUSED* ]]; then
 			n=${line#*.patch:}; n=${n%%:*}
-			sed -n "${n}p" "$patch" | grep -q '^+#define MMTUNE_HOOK' && continue
+			sed -n "${n}p" "$patch" |
+				grep -Eq '^\+#define MMTUNE_(HOOK|INLINE_|WRAPPER_)' && continue
 		fi
 		printf '%s\n' "$line"
 	done
@@ -200,7 +202,7 @@ for c in "${checks[@]}"; do
 		# One exception, the hook table's X-macros (as lsm_hooks.h's):
 		# TRAILING_SEMICOLON on the two that declare the ops members,
 		# MACRO_ARG_UNUSED on those that need only some columns of a
-		# row, on a "#define MMTUNE_HOOK" line of mmtune_hooks.h.
+		# row ("#define MMTUNE_HOOK", MMTUNE_INLINE_*, MMTUNE_WRAPPER_*).
 		out=$(cd "$tree" && perl scripts/checkpatch.pl "${flags[@]}" "$repo/$2" 2>&1 |
 			grep -E '(ERROR|WARNING|CHECK):' | xmacro_ok "$repo/$2") ;;
 	get_abi)
