@@ -134,6 +134,11 @@ run: modules
 check: modules-all-lines
 	tests/run-all.sh
 
+# The VM tests "make check" leaves out (not marked "# tier: check"), every
+# line, two lanes; CI (.ci/run) runs it after "make check".
+check-vm: modules-all-lines
+	tests/run-all.sh --tier vm
+
 check-slow: modules
 	MMTUNE_VM_SLOW=only tests/vm/run.sh $(VM_LINE)
 
@@ -264,4 +269,4 @@ clean:
 	rm -rf build/unit build/vm-split build/vm-failed-* build/test-logs build/packaging \
 		$(foreach l,$(LINES),build/$(l)/module build/$(l)/kmod build/$(l)/vm build/$(l)/debug)
 
-.PHONY: all setup kernel kernel-prepare modules run check check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-suites check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub check-packaging-kernels repo results
+.PHONY: all setup kernel kernel-prepare modules run check check-vm check-slow check-selftests modules-all-lines kernel-debug kernel-bench bench-icount kernel-bench-irqsoff bench-irqsoff check-debug unit style check-matrix userspace vm-check clean packages kernel-packages check-packaging check-packaging-suites check-packaging-rpm kernel-packages-cloud check-packaging-cloud check-packaging-cloud-6.12 check-packaging-grub check-packaging-kernels repo results

@@ -76,7 +76,7 @@ rm -rf "$stage"
 mkdir -p "$stage/scripts" "$stage/kernel-patches/configs" "$stage/kernel-patches/$line" "$repo/build/$line"
 cp "$repo/scripts/kernel-build.sh" "$repo/scripts/kernel-lib.sh" "$stage/scripts/"
 {
-	grep -vE '^(src_pkg|fragments)=' "$line_conf" || true
+	grep -vE '^(src_pkg|fragments|vm_fragments)=' "$line_conf" || true
 	echo "src_pkg=$src_pkg"
 	echo "fragments=test-vm.config"
 } >"$stage/kernel-patches/$line/line.conf"

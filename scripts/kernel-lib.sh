@@ -19,23 +19,27 @@ kernel_lines() {
 }
 
 # kernel_line LINE: read the line's row, kernel-patches/LINE/line.conf
-# (src_pkg, fragments, bench_peer, cloud_releases, vm_lane,
+# (src_pkg, fragments, vm_fragments, bench_peer, cloud_releases, vm_lane,
 # debug_known_reports, debug_pressure_tests; see the 6.1
-# one), and set line_conf, series_dir and line_fragments (the fragments'
-# paths).
+# one), and set line_conf, series_dir, line_fragments and
+# line_vm_fragments (the fragments' paths).
 kernel_line() {
 	local f
 	line_conf=$repo/kernel-patches/$1/line.conf
 	series_dir=$repo/kernel-patches/$1
 	[ -f "$line_conf" ] || die "no kernel line '$1' (kernel-patches/$1/line.conf; lines: $(kernel_lines | paste -sd' '))"
 	[ -f "$series_dir/series" ] || die "no series in kernel-patches/$1"
-	src_pkg='' fragments='' bench_peer='' cloud_releases='' vm_lane='' debug_known_reports='' debug_pressure_tests=''
+	src_pkg='' fragments='' vm_fragments='' bench_peer='' cloud_releases='' vm_lane='' debug_known_reports='' debug_pressure_tests=''
 	. "$line_conf"
 	[ -n "$src_pkg" ] && [ -n "$fragments" ] || die "$line_conf: src_pkg and fragments must be set"
-	line_fragments=()
+	line_fragments=() line_vm_fragments=()
 	for f in $fragments; do
 		[ -f "$repo/kernel-patches/configs/$f" ] || die "$line_conf: no fragment kernel-patches/configs/$f"
 		line_fragments+=("$repo/kernel-patches/configs/$f")
+	done
+	for f in $vm_fragments; do
+		[ -f "$repo/kernel-patches/configs/$f" ] || die "$line_conf: no fragment kernel-patches/configs/$f"
+		line_vm_fragments+=("$repo/kernel-patches/configs/$f")
 	done
 }
 

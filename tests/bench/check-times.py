@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """results/check-times.tsv: how long each suite of tests/run-all.sh took.
 
-    check-times.py --start EPOCH --start-load "L1 L5 L15" --summary TEXT [LOGDIR]
+    check-times.py [--tier check|vm] --start EPOCH --start-load "L1 L5 L15" --summary TEXT [LOGDIR]
+
+--tier vm (tests/run-all.sh --tier vm, make check-vm) writes
+results/check-vm-times.tsv instead.
 
 LOGDIR (build/test-logs) holds a log per suite, NAME.log, with its
 "=== NAME: took Ns" line; logs older than --start (a suite this run
@@ -47,6 +50,7 @@ def kernels():
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--tier", choices=("check", "vm"), default="check")
     p.add_argument("--start", type=int, required=True)
     p.add_argument("--start-load", required=True)
     p.add_argument("--summary", required=True)
@@ -63,7 +67,9 @@ def main():
     rows += [f"suite {name}\t{s}" for name, s in times]
     rows.append(f"all suites\t{int(time.time()) - a.start}")
     try:
-        path = write("check-times", "tests/run-all.sh (make check)", "\n".join(rows), kernel=kernels(),
+        name, command = {"check": ("check-times", "tests/run-all.sh (make check)"),
+                         "vm": ("check-vm-times", "tests/run-all.sh --tier vm (make check-vm)")}[a.tier]
+        path = write(name, command, "\n".join(rows), kernel=kernels(),
                      start_load=a.start_load, note=f"tests: {a.summary}.")
     except ResultError as e:
         print(f"check-times: {e}", file=sys.stderr)

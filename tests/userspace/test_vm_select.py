@@ -1,7 +1,8 @@
 """The VM harness's test selection (tests/vm/guest/select.sh), which the
 host (run.sh, bash) and the guest (run-tests.sh, busybox sh) share: both
-shells choose the same tests, and tests/run-all.sh's split of the 6.1
-suite into two boots runs every test exactly once."""
+shells choose the same tests, and tests/run-all.sh's two tiers (make
+check, make check-vm) and its split of the 6.1 suite into two boots run
+every test exactly once."""
 
 import glob
 import os
@@ -44,14 +45,38 @@ def test_selection(shell, spec, want):
     assert chosen(shell, spec) == want
 
 
-def test_split_runs_every_test_once():
-    """run-all.sh's default split: its two SPECs partition the suite."""
+def tier_check():
+    """The tests marked "# tier: check", as tests/run-all.sh finds them."""
+    return sorted(n for n in NAMES if "# tier: check\n" in open(
+        os.path.join(fakeroot.REPO, "tests", "vm", "tests", n + ".sh")).read())
+
+
+def test_tiers_and_split_run_every_test_once():
+    """make check (the check tier) and make check-vm (the rest, lane 1
+    without the split, then the split's boot) run every test exactly
+    once, as run-all.sh builds their SPECs."""
     text = open(RUN_ALL).read()
     split = re.search(r"^split=\$\{MMTUNE_VM_SPLIT-([^}]*)\}", text, re.M).group(1)
-    rest = ",".join(["*"] + ["!" + g for g in split.split(",")])
-    first, second = chosen(["bash"], rest), chosen(["bash"], split)
+    check = tier_check()
+    assert "vm_tier_tests=$(grep -l '^# tier: check$' tests/vm/tests/*.sh" in text
+    rest = "*," + ",".join("!" + n for n in check)
+    lane1 = chosen(["bash"], rest + "," + ",".join("!" + g for g in split.split(",")))
+    second = chosen(["bash"], split)
+    assert chosen(["bash"], ",".join(check)) == check
     assert second, "the split moves no test"
-    assert sorted(first + second) == NAMES
+    assert not set(second) & set(check), "a split test of the check tier"
+    assert sorted(check + lane1 + second) == NAMES
+
+
+def test_check_tier_covers_every_group():
+    """Every group of tests has a test in make check, and no slow test is
+    in it (it would only be skipped there)."""
+    check = tier_check()
+    assert {n.split("-")[0] for n in NAMES} - {"selftests", "campaign", "kmemleak"} <= \
+        {n.split("-")[0] for n in check}
+    slow = [n for n in check if "\n# slow:" in "\n" + open(
+        os.path.join(fakeroot.REPO, "tests", "vm", "tests", n + ".sh")).read()]
+    assert slow == []
 
 
 GROUPS = os.path.join(fakeroot.REPO, "tests", "vm", "guest", "groups")

@@ -8,6 +8,7 @@
 # the test checks the kernel log of that window itself, where the OOM
 # kill of its cgroup must be the only report.
 # timeout: 600
+# tier: check
 . /lib.sh
 require_feature cgroup_policy
 swapoff_all

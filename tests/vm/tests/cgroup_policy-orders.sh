@@ -9,6 +9,7 @@
 # setting refuses. Removing the cgroup removes its entry (a new cgroup of
 # that path gets none); rmmod with entries leaves nothing behind.
 # timeout: 900
+# tier: check
 . /lib.sh
 require_feature cgroup_policy
 swapon_disk

@@ -7,6 +7,7 @@
 # known bytes, forces them out and reads them back equal; the module's
 # counters and the entry's stats count each decision.
 # timeout: 1200
+# tier: check
 . /lib.sh
 require_feature cgroup_policy thp_swap zswap_large
 zswap_large_setup

@@ -1,5 +1,6 @@
 # The patched kernel without the module: hook core present, nobody
 # registered, every static key off, no mmtune sysfs.
+# tier: check
 . /lib.sh
 [ -r "$HOOKS_STATE" ] || fail "$HOOKS_STATE missing: kernel without CONFIG_MMTUNE_HOOKS?"
 cat "$HOOKS_STATE"

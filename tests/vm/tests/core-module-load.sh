@@ -1,5 +1,6 @@
 # mmtune.ko registers with the hook core and shows version, ABI and
 # features under /sys/kernel/mm/mmtune.
+# tier: check
 . /lib.sh
 load_mmtune
 cat "$HOOKS_STATE"

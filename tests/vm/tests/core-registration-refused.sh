@@ -1,5 +1,6 @@
 # The hook core takes one registrant at a time (-EBUSY for a second) and
 # refuses another ABI version (-EINVAL) with one clear line in dmesg.
+# tier: check
 . /lib.sh
 load_mmtune
 dmesg -c >/dev/null

@@ -2,6 +2,7 @@
 # for the kernel line running (an entry's KernelVersion: lists its lines):
 # every documented file exists with its documented mode ((RO) 444,
 # (RW) 644, (WO) 200), and every live file is documented.
+# tier: check
 . /lib.sh
 load_mmtune
 docs=/tmp/documented

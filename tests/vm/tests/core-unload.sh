@@ -1,5 +1,6 @@
 # Unloading removes /sys/kernel/mm/mmtune and turns every hook key off.
 # The probe switches every key on first, so "off" is a real change.
+# tier: check
 . /lib.sh
 i=0
 while [ $i -lt 5 ]; do

@@ -1,4 +1,5 @@
 # The same round trips against zram (non-rotational, compressed).
+# tier: check
 . /lib.sh
 thp_always
 swapon_zram 1G

@@ -5,6 +5,7 @@
 # entries, and rollback removes them and restores enabled. A profile whose
 # required cgroup is missing changes nothing.
 # timeout: 600
+# tier: check
 . /lib.sh
 . /mmtunectl-lib.sh
 require_feature cgroup_policy

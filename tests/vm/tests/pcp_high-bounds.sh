@@ -3,6 +3,7 @@
 # high_max and high_min following their fractions live, high_min never above
 # high_max, observe keeping the hooks on with stock bounds, and a non-zero
 # vm.percpu_pagelist_high_fraction pinning high for the tuner too.
+# tier: check
 . /lib.sh
 require_feature pcp_high
 load_mmtune

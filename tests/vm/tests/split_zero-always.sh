@@ -2,6 +2,7 @@
 # debugfs split_huge_pages); reclaim-only leaves those alone. RssAnon
 # follows: a zero-page mapping is not counted (a wrong MM_ANONPAGES would
 # also show as "BUG: Bad rss-counter state" on the console at exit).
+# tier: check
 . /lib.sh
 require_feature thp_swap split_zero
 thp_always

@@ -2,6 +2,7 @@
 # fresh page (copy on write) and the shared zero page stays zero; after
 # fork the child reads the same data, its writes to zero-page subpages do
 # not show in the parent, and the parent's data reads back intact.
+# tier: check
 . /lib.sh
 require_feature thp_swap split_zero
 thp_setup zram adaptive reclaim-only

@@ -2,6 +2,7 @@
 # with 511 zero subpages, and THPs split with mode=always (zero page mapped
 # for the zero subpages) then migrated. move_pages() to node 1 when the
 # guest has two nodes, compaction otherwise.
+# tier: check
 . /lib.sh
 require_feature split_zero
 thp_always

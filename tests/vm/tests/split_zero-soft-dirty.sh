@@ -1,6 +1,7 @@
 # The soft-dirty bit of every subpage survives the zero-page remap
 # (/proc/self/pagemap bit 55) and clear_refs still clears it. Skipped on a
 # kernel without CONFIG_MEM_SOFT_DIRTY.
+# tier: check
 . /lib.sh
 require_feature thp_swap split_zero
 thp_setup zram adaptive reclaim-only

@@ -4,6 +4,7 @@
 # zram): every subpage keeps the uffd-wp bit (pagemap), zero subpages map
 # the zero page, a write to a formerly zero subpage and to a data subpage
 # is delivered as a write-protect fault first, and every byte is right.
+# tier: check
 . /lib.sh
 require_feature thp_swap split_zero
 thp_setup zram split always

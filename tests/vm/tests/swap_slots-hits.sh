@@ -5,6 +5,7 @@
 # equal. At cache_size 512 a
 # refill takes two trips to the swap device locks (the kernel's scan stops
 # after 256 slots), so round trips per slot stay at 1/256.
+# tier: check
 . /lib.sh
 require_feature swap_slots
 swapon_zram 1G

@@ -9,6 +9,7 @@
 # equal. Before the fallback, the folios were activated and the round
 # trip failed its min-out-pct.
 # timeout: 600
+# tier: check
 . /lib.sh
 require_feature thp_swap
 SP=/sys/kernel/debug/split_pin

@@ -10,6 +10,7 @@
 # (shrink_folio_list(): folio_contain_hwpoisoned_page()), released or not.
 # Every other byte, and every healthy THP (sampled and kept whole by
 # thp_swap, stored whole by zswap_large), reads back equal.
+# tier: check
 . /lib.sh
 require_feature zswap_large thp_swap
 zswap_large_setup

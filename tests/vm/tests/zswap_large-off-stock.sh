@@ -1,5 +1,6 @@
 # zswap/enabled=0 (and no module at all) gives stock 6.1: zswap refuses
 # THPs, they go to the disk whole, and mmtune counts nothing.
+# tier: check
 . /lib.sh
 require_feature zswap_large
 zswap_large_setup stock

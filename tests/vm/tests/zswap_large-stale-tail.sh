@@ -17,6 +17,7 @@
 # zswap shrinker writes the old bytes back over the zeros), and its
 # process exiting while it is in the swap cache, 16K, 64K and 2M (every
 # entry goes with the freed slots, and swapoff finds none left).
+# tier: check
 . /lib.sh
 require_feature zswap_large
 PIN_KO=/mmtune/swapcache_pin.ko

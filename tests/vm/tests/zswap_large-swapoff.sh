@@ -1,5 +1,6 @@
 # swapoff while THPs sit in zswap: it pulls every subpage back in, leaves
 # no zswap entry, and the process reads back equal data.
+# tier: check
 . /lib.sh
 require_feature zswap_large
 zswap_large_setup
