@@ -1,6 +1,6 @@
 #!/bin/bash
-# "make check-debug": the whole VM suite on the debug kernel (test-vm.config
-# plus kernel-patches/configs/debug.config: KASAN, kmemleak, DEBUG_PAGEALLOC,
+# "make check-debug": the whole VM suite on the debug kernel (the row's fragments
+# and vm_fragments plus kernel-patches/configs/debug.config: KASAN, kmemleak, DEBUG_PAGEALLOC,
 # fault injection, lockdep), booted with preempt=full. The last guest test,
 # kmemleak-scan, scans for leaks after the last rmmod. tests/vm/run.sh fails
 # the run on a failed test and on any KASAN, kmemleak, lockdep or other
@@ -72,10 +72,9 @@ export MMTUNE_VM_TIMEOUT_SCALE=${MMTUNE_VM_TIMEOUT_SCALE:-4}
 # --tests GLOB: the first boot only, with that glob; --z3fold: the z3fold
 # boot only; --pressure: the pressure boot only.
 # The known reports of a line's z3fold boot and the tests of its pressure
-# boot are in its row (debug_known_reports, debug_pressure_tests): 6.12's
-# z3fold (deprecated there, gone upstream since) leaves no slot behind, so
-# there the report is not filtered and would fail the run; pcp_high-reclaim-cap is about
-# pcp_high, which only the 6.1 line offers.
+# boot are in its row (debug_known_reports, debug_pressure_tests): both
+# lines' z3fold can leave handle slots behind (known-reports/z3fold-slots.awk);
+# pcp_high-reclaim-cap is about pcp_high, which only the 6.1 line offers.
 rc=0
 case "${1:-}" in
 --z3fold | --pressure) ;;

@@ -1,9 +1,13 @@
-# Known stock report "z3fold-slots" (tests/vm/run.sh, MMTUNE_VM_KNOWN_REPORTS):
-# 6.1's z3fold leaves handle slots allocated after every object was freed
-# (debug kernel, mmtune not loaded: 64 MiB of 4K pages through zswap on
-# z3fold and a swapoff left 13692 slots in use with nothing stored); when
-# a zpool switch releases the pool, SLUB reports each slab that still has
-# objects and kmem_cache_destroy() warns:
+# Known stock report "z3fold-slots" (tests/vm/run.sh, MMTUNE_VM_KNOWN_REPORTS,
+# the default of every run): z3fold leaves handle slots allocated after
+# every object was freed. 6.1 (debug kernel, mmtune not loaded): 64 MiB of
+# 4K pages through zswap on z3fold and a swapoff left 13692 slots in use
+# with nothing stored. 6.12 on a loaded host: after zswap_large-rmmod's
+# z3fold round, the next zpool switch. zswap releases a pool only once it
+# freed every entry (each holds a pool reference), so what is left then is
+# z3fold's own bookkeeping, not an entry mmtune kept. When a zpool switch
+# releases the pool, SLUB reports each slab that still has objects and
+# kmem_cache_destroy() warns:
 #   BUG z3fold_handle (...): Objects remaining in z3fold_handle on __kmem_cache_shutdown()
 #   ... Call Trace: ... z3fold_zpool_destroy ...
 #   kmem_cache_destroy z3fold_handle: Slab cache still has objects when called from z3fold_zpool_destroy+...
