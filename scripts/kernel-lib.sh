@@ -20,7 +20,7 @@ kernel_lines() {
 
 # kernel_line LINE: read the line's row, kernel-patches/LINE/line.conf
 # (src_pkg, fragments, vm_fragments, bench_peer, cloud_releases, vm_lane,
-# debug_known_reports, debug_pressure_tests; see the 6.1
+# known_reports, debug_pressure_tests; see the 6.1
 # one), and set line_conf, series_dir, line_fragments and
 # line_vm_fragments (the fragments' paths).
 kernel_line() {
@@ -29,18 +29,18 @@ kernel_line() {
 	series_dir=$repo/kernel-patches/$1
 	[ -f "$line_conf" ] || die "no kernel line '$1' (kernel-patches/$1/line.conf; lines: $(kernel_lines | paste -sd' '))"
 	[ -f "$series_dir/series" ] || die "no series in kernel-patches/$1"
-	src_pkg='' fragments='' vm_fragments='' bench_peer='' cloud_releases='' vm_lane='' debug_known_reports='' debug_pressure_tests=''
+	src_pkg='' fragments='' vm_fragments='' bench_peer='' cloud_releases='' vm_lane='' known_reports='' debug_pressure_tests=''
 	. "$line_conf"
 	[ -n "$src_pkg" ] && [ -n "$fragments" ] || die "$line_conf: src_pkg and fragments must be set"
 	line_fragments=() line_vm_fragments=()
-	for f in $fragments; do
-		[ -f "$repo/kernel-patches/configs/$f" ] || die "$line_conf: no fragment kernel-patches/configs/$f"
-		line_fragments+=("$repo/kernel-patches/configs/$f")
-	done
-	for f in $vm_fragments; do
-		[ -f "$repo/kernel-patches/configs/$f" ] || die "$line_conf: no fragment kernel-patches/configs/$f"
-		line_vm_fragments+=("$repo/kernel-patches/configs/$f")
-	done
+	for f in $fragments; do line_fragments+=("$(fragment_path "$f")") || exit 1; done
+	for f in $vm_fragments; do line_vm_fragments+=("$(fragment_path "$f")") || exit 1; done
+}
+
+# fragment_path NAME: kernel-patches/configs/NAME, which must exist.
+fragment_path() {
+	[ -f "$repo/kernel-patches/configs/$1" ] || die "$line_conf: no fragment kernel-patches/configs/$1"
+	echo "$repo/kernel-patches/configs/$1"
 }
 
 # Sets pkgver and pristine; unpacks the source package once into

@@ -33,7 +33,7 @@ fi
 [ -f "kernel-patches/$line/line.conf" ] || { echo "check-debug: no kernel line '$line'" >&2; exit 2; }
 out=$repo/build/$line/debug vm_out=$repo/build/$line/vm line_args=(--line "$line")
 kdir=$(scripts/kernel-build.sh "$line" --variant debug --kdir)
-debug_known_reports='' debug_pressure_tests=''
+debug_pressure_tests=''
 . "kernel-patches/$line/line.conf"
 rm -rf "$out"
 mkdir -p "$out"
@@ -71,10 +71,10 @@ export MMTUNE_VM_TIMEOUT_SCALE=${MMTUNE_VM_TIMEOUT_SCALE:-4}
 # its own with kmemleak=off (KASAN and lockdep still on).
 # --tests GLOB: the first boot only, with that glob; --z3fold: the z3fold
 # boot only; --pressure: the pressure boot only.
-# The known reports of a line's z3fold boot and the tests of its pressure
-# boot are in its row (debug_known_reports, debug_pressure_tests): both
-# lines' z3fold can leave handle slots behind (known-reports/z3fold-slots.awk);
-# pcp_high-reclaim-cap is about pcp_high, which only the 6.1 line offers.
+# The tests of a line's pressure boot are in its row (debug_pressure_tests;
+# pcp_high-reclaim-cap is about pcp_high, which only the 6.1 line offers),
+# and so are the stock reports every boot filters (known_reports: z3fold's
+# slots, which the z3fold boot shows).
 rc=0
 case "${1:-}" in
 --z3fold | --pressure) ;;
@@ -94,6 +94,6 @@ if [ "${1:-}" != --z3fold ] && [ -n "$debug_pressure_tests" ]; then
 	cp "$vm_out/console.log" "$out/console-pressure.log"
 fi
 echo "check-debug: the z3fold boot (zswap_large-thp-store, -rollback, -rmmod with zswap on z3fold)"
-MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" MMTUNE_VM_KNOWN_REPORTS=$debug_known_reports \
+MMTUNE_VM_APPEND="$append mmtune.zpools=z3fold" \
 	tests/vm/run.sh "${line_args[@]}" --tests 'zswap_large-thp-store,zswap_large-rollback,zswap_large-rmmod' || rc=1
 exit $rc

@@ -65,10 +65,8 @@
 #   MMTUNE_VM_KNOWN_REPORTS  names of tests/vm/known-reports/NAME.awk: stock
 #                        kernel reports that do not fail this run (each
 #                        filter removes only its report's own lines; the
-#                        count is printed). Default z3fold-slots (the
-#                        zswap_large tests run on z3fold too); empty: none,
-#                        as check-debug's z3fold boot of a line whose row
-#                        names no known report.
+#                        count is printed). Default: the row's
+#                        known_reports; empty: none.
 #
 # Exit status: 0 when every test passed and the console is clean.
 set -euo pipefail
@@ -422,7 +420,7 @@ grep -q '^# guest: done' "$out/results.tap" || problems+=("the guest did not fin
 # detectors' and the sysrq dumps' included).
 report_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|detected stalls|self-detected stall|KASAN|UBSAN|kmemleak: .*suspected memory leak|Call Trace:|BUG [a-z0-9_:-]+ \('
 scanned=$out/console.log
-known_reports=${MMTUNE_VM_KNOWN_REPORTS-z3fold-slots}
+known_reports=${MMTUNE_VM_KNOWN_REPORTS-$(known_reports=; . "$repo/kernel-patches/$line/line.conf"; echo "$known_reports")}
 if [ -n "$known_reports" ]; then
 	scanned=$out/console.scanned.log
 	cp "$out/console.log" "$scanned"

@@ -1,5 +1,5 @@
-# Known stock report "z3fold-slots" (tests/vm/run.sh, MMTUNE_VM_KNOWN_REPORTS,
-# the default of every run): z3fold leaves handle slots allocated after
+# Known stock report "z3fold-slots" (tests/vm/run.sh, MMTUNE_VM_KNOWN_REPORTS;
+# both rows' known_reports): z3fold leaves handle slots allocated after
 # every object was freed. 6.1 (debug kernel, mmtune not loaded): 64 MiB of
 # 4K pages through zswap on z3fold and a swapoff left 13692 slots in use
 # with nothing stored. 6.12 (test kernel, mmtune never loaded): 96 MiB
